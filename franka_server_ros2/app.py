@@ -1,0 +1,149 @@
+"""The Flask application: the original franka_server routes, each only parsing, calling, formatting.
+
+Answers are those of HIL-SERL's franka_server (text strings, JSON keys); errors are JSON with an
+"error" key: 400 for a malformed request (nothing is changed), 503 when the robot does not answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from flask import Flask, jsonify, request
+
+from . import bodies
+from .bodies import BadRequest
+from .robot_client import FrankaRosClient, RobotUnavailable, StateSnapshot
+
+# state routes: name -> what of the snapshot they answer
+STATE_ROUTES: dict[str, Callable[[StateSnapshot], dict[str, Any]]] = {
+    "getpos": lambda s: {"pose": s.pose},
+    "getpos_euler": lambda s: {"pose": s.euler_pose()},
+    "getvel": lambda s: {"vel": s.vel},
+    "getforce": lambda s: {"force": s.force},
+    "gettorque": lambda s: {"torque": s.torque},
+    "getq": lambda s: {"q": s.q},
+    "getdq": lambda s: {"dq": s.dq},
+    "getjacobian": lambda s: {"jacobian": s.jacobian},
+    "get_gripper": lambda s: {"gripper": s.gripper_pos},
+    "getstate": lambda s: {
+        "pose": s.pose,
+        "vel": s.vel,
+        "force": s.force,
+        "torque": s.torque,
+        "q": s.q,
+        "dq": s.dq,
+        "jacobian": s.jacobian,
+        "gripper_pos": s.gripper_pos,
+    },
+}
+
+
+def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else float(v)) for k, v in values.items()}
+
+
+def _error(status: int, message: str):
+    response = jsonify(error=message)
+    response.status_code = status
+    return response
+
+
+def _json_body() -> dict[str, Any]:
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return body
+
+
+def create_app(robot: FrankaRosClient) -> Flask:
+    app = Flask("franka_server_ros2")
+
+    @app.errorhandler(BadRequest)
+    def bad_request(exc: BadRequest):
+        return _error(400, str(exc))
+
+    @app.errorhandler(RobotUnavailable)
+    def unavailable(exc: RobotUnavailable):
+        return _error(503, str(exc))
+
+    def state_route(name: str, answer: Callable[[StateSnapshot], dict[str, Any]]) -> None:
+        app.add_url_rule(f"/{name}", name, lambda: jsonify(_jsonable(answer(robot.state()))), methods=["POST"])
+
+    for name, answer in STATE_ROUTES.items():
+        state_route(name, answer)
+
+    workspace = lambda key: np.array(robot.get_parameter(key).value, dtype=float)  # noqa: E731
+
+    @app.post("/pose")
+    def pose():
+        position, quat = bodies.pose(_json_body(), workspace("workspace_min"), workspace("workspace_max"))
+        robot.move(position, quat)
+        return "Moved"
+
+    def trigger_route(path: str, service: str, answer: str, timeout: float = 5.0) -> None:
+        def route():
+            response = robot.trigger(service, timeout)
+            if not response.success:
+                return _error(500, f"{service}: {response.message}")
+            return answer
+
+        app.add_url_rule(path, service, route, methods=["POST"])
+
+    trigger_route("/clearerr", "error_recovery", "Clear")
+    trigger_route("/jointreset", "joint_reset", "Reset Joint", timeout=40.0)
+    trigger_route("/startimp", "start", "Started impedance")
+    trigger_route("/stopimp", "stop", "Stopped impedance")
+
+    @app.post("/update_param")
+    def update_param():
+        values = bodies.parameters(_json_body())
+        unknown = sorted(set(values) - robot.compliance_parameter_names())
+        if unknown:
+            raise BadRequest(f"unknown compliance parameter(s): {', '.join(unknown)}")
+        ok, reason = robot.set_parameters("cartesian_impedance_controller", values)
+        if not ok:
+            raise BadRequest(f"parameters refused, none changed: {reason}")
+        return "Updated compliance parameters"
+
+    @app.post("/set_load")
+    def set_load():
+        mass, center, inertia = bodies.load(_json_body())
+        ok, reason = robot.set_parameters(
+            "franka_control",
+            {"load_mass": mass, "load_center_of_mass": center.tolist(), "load_inertia": inertia.tolist()},
+        )
+        if not ok:
+            raise BadRequest(f"load refused: {reason}")
+        return "Set Load"
+
+    def gripper():
+        if robot.gripper is None:
+            raise BadRequest("no gripper configured (gripper_type None)")
+        return robot.gripper
+
+    def gripper_route(path: str, answer: str, command: Callable[[], tuple[float, float]]) -> None:
+        def route():
+            robot.command_gripper(*command())
+            return answer
+
+        app.add_url_rule(path, path.strip("/"), route, methods=["POST"])
+
+    gripper_route("/open_gripper", "Opened", lambda: (gripper().open_position, gripper().max_effort))
+    gripper_route("/close_gripper", "Closed", lambda: (gripper().closed_position, gripper().max_effort))
+    gripper_route("/close_gripper_slow", "Closed", lambda: (gripper().closed_position, gripper().slow_effort))
+    gripper_route("/reset_gripper", "Reset", lambda: (gripper().open_position, gripper().max_effort))
+    gripper_route(
+        "/move_gripper",
+        "Moved Gripper",
+        lambda: (gripper().position_from_255(bodies.gripper_command(_json_body())), gripper().max_effort),
+    )
+
+    @app.post("/activate_gripper")
+    def activate_gripper():
+        gripper()
+        robot.wait_for_gripper()
+        return "Activated"
+
+    return app

@@ -1,0 +1,80 @@
+"""Parsing of HTTP request bodies. Anything malformed raises BadRequest, which the app answers with 400."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+
+class BadRequest(ValueError):
+    """The client sent something the robot must not act on; the message says what."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def finite_vector(body: Mapping[str, Any], key: str, length: int) -> np.ndarray:
+    if key not in body:
+        raise BadRequest(f"missing key '{key}'")
+    value = body[key]
+    if not isinstance(value, list) or len(value) != length:
+        raise BadRequest(f"'{key}' must be a list of {length} numbers")
+    if not all(_is_number(v) for v in value):
+        raise BadRequest(f"'{key}' must contain only numbers")
+    array = np.array(value, dtype=float)
+    if not np.all(np.isfinite(array)):
+        raise BadRequest(f"'{key}' contains NaN or infinity")
+    return array
+
+
+def finite_number(body: Mapping[str, Any], key: str) -> float:
+    if key not in body:
+        raise BadRequest(f"missing key '{key}'")
+    value = body[key]
+    if not _is_number(value) or not math.isfinite(value):
+        raise BadRequest(f"'{key}' must be a finite number")
+    return float(value)
+
+
+def pose(body: Mapping[str, Any], workspace_min: np.ndarray, workspace_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`{"arr": [x, y, z, qx, qy, qz, qw]}` -> position, unit quaternion (normalised on arrival)."""
+    arr = finite_vector(body, "arr", 7)
+    position, quat = arr[:3], arr[3:]
+    norm = float(np.linalg.norm(quat))
+    if norm < 1e-6:
+        raise BadRequest("the quaternion of 'arr' has zero length")
+    if np.any(position < workspace_min) or np.any(position > workspace_max):
+        raise BadRequest(
+            f"position {position.round(4).tolist()} is outside the workspace "
+            f"[{workspace_min.tolist()}, {workspace_max.tolist()}]"
+        )
+    return position, quat / norm
+
+
+def parameters(body: Mapping[str, Any]) -> dict[str, float]:
+    """`{name: number, ...}` -> floats (the controller's parameters are doubles)."""
+    if not body:
+        raise BadRequest("expected a JSON object of compliance parameters")
+    out = {}
+    for name, value in body.items():
+        if not _is_number(value) or not math.isfinite(value):
+            raise BadRequest(f"parameter '{name}' must be a finite number, got {value!r}")
+        out[name] = float(value)
+    return out
+
+
+def load(body: Mapping[str, Any]) -> tuple[float, np.ndarray, np.ndarray]:
+    """`{"mass": kg, "F_x_center_load": [3], "load_inertia": [9]}`."""
+    mass = finite_number(body, "mass")
+    if mass < 0.0:
+        raise BadRequest("'mass' must not be negative")
+    return mass, finite_vector(body, "F_x_center_load", 3), finite_vector(body, "load_inertia", 9)
+
+
+def gripper_command(body: Mapping[str, Any]) -> float:
+    """`{"gripper_pos": 0..255}` (clipped, as the original)."""
+    return min(max(finite_number(body, "gripper_pos"), 0.0), 255.0)

@@ -1,0 +1,52 @@
+"""The franka_server_ros2 process: the rclpy node spins in a background executor, Flask serves in front.
+
+    ros2 run isaac_franka_bridge franka_server --ros-args -p host:=127.0.0.2 -p port:=5000
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+
+import rclpy
+from rclpy.signals import SignalHandlerOptions
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from werkzeug.serving import make_server
+
+from .app import create_app
+from .robot_client import FrankaRosClient
+
+
+def main(args: list[str] | None = None) -> None:
+    # Ctrl-C and SIGTERM (launch, systemd) both end the HTTP loop; ROS shuts down after it
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    robot = FrankaRosClient()
+    executor = MultiThreadedExecutor(num_threads=4)
+    executor.add_node(robot)
+    spinner = threading.Thread(target=executor.spin, name="ros-executor", daemon=True)
+    spinner.start()
+    host, port = robot.get_parameter("host").value, robot.get_parameter("port").value
+    log = robot.get_logger()
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access line per request at 10 Hz
+    try:
+        server = make_server(host, port, create_app(robot), threaded=True)
+    except OSError as exc:
+        log.fatal(f"cannot serve on http://{host}:{port}/ : {exc}")
+        rclpy.try_shutdown()
+        raise SystemExit(1) from exc
+    log.info(f"franka_server_ros2 serving the franka_server routes on http://{host}:{port}/")
+    try:
+        server.serve_forever()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        server.server_close()
+        executor.shutdown()
+        robot.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""The server's rclpy node: one consistent state snapshot in, robot commands out.
+
+It subscribes to the contract's state topics and assembles a snapshot whenever the stamped
+topics of one control tick (same header.stamp) have all arrived. Commands go out as the
+contract's topics, services, parameters and the gripper action; nothing here knows whether a
+simulator or the real robot answers.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from control_msgs.action import GripperCommand
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.srv import ListParameters, SetParametersAtomically
+from rclpy.action import ActionClient
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile
+from scipy.spatial.transform import Rotation
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+
+from .grippers import GRIPPERS, GripperModel
+
+STAMPED_TOPICS = ("joint_states", "O_T_EE", "O_dP_EE", "K_F_ext_hat_K")
+
+
+class RobotUnavailable(RuntimeError):
+    """The robot (simulated or real) does not answer: no state yet, or a service that is not there."""
+
+
+@dataclass(frozen=True)
+class StateSnapshot:
+    stamp: float  # header stamp of the control tick [s]
+    received: float  # time.monotonic() when the snapshot was completed
+    pose: np.ndarray  # (7,) x, y, z, qx, qy, qz, qw
+    vel: np.ndarray  # (6,)
+    force: np.ndarray  # (3,)
+    torque: np.ndarray  # (3,)
+    q: np.ndarray
+    dq: np.ndarray
+    jacobian: np.ndarray  # (6, 7)
+    gripper_pos: float
+
+    def euler_pose(self) -> np.ndarray:
+        return np.concatenate([self.pose[:3], Rotation.from_quat(self.pose[3:]).as_euler("xyz")])
+
+
+def _stamp(msg) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+class FrankaRosClient(Node):
+    def __init__(self) -> None:
+        super().__init__("franka_server")
+        self.declare_parameter("host", "127.0.0.1", ParameterDescriptor(description="address the HTTP server binds", read_only=True))
+        self.declare_parameter("port", 5000, ParameterDescriptor(description="HTTP port", read_only=True))
+        self.declare_parameter(
+            "gripper_type",
+            "Robotiq",
+            ParameterDescriptor(description="Robotiq, Franka or None, as the original server's flag", read_only=True),
+        )
+        self.declare_parameter(
+            "workspace_min",
+            [-0.9, -0.9, -0.05],
+            ParameterDescriptor(description="lower corner of the box /pose accepts, base frame [m]"),
+        )
+        self.declare_parameter(
+            "workspace_max",
+            [0.9, 0.9, 1.2],
+            ParameterDescriptor(description="upper corner of the box /pose accepts, base frame [m]"),
+        )
+        self.declare_parameter(
+            "service_timeout", 5.0, ParameterDescriptor(description="how long to wait for a robot service [s]")
+        )
+        gripper_type = self.get_parameter("gripper_type").value
+        if gripper_type not in (*GRIPPERS, "None"):
+            raise ValueError(f"gripper_type '{gripper_type}' must be one of {[*GRIPPERS, 'None']}")
+        self.gripper: GripperModel | None = GRIPPERS.get(gripper_type)
+
+        self.snapshot: StateSnapshot | None = None
+        self._partial: dict[float, dict[str, object]] = {}
+        self._jacobian: np.ndarray | None = None
+        self._gripper_joints = np.zeros(1)
+
+        qos = QoSProfile(depth=10)
+        for topic, kind in zip(STAMPED_TOPICS, (JointState, PoseStamped, TwistStamped, WrenchStamped)):
+            self.create_subscription(kind, f"franka_state_controller/{topic}", self._stamped_callback(topic), qos)
+        self.create_subscription(Float64MultiArray, "cartesian_impedance_controller/franka_jacobian", self._on_jacobian, qos)
+        self.create_subscription(JointState, "franka_gripper/joint_states", self._on_gripper, qos)
+
+        self.pose_publisher = self.create_publisher(PoseStamped, "cartesian_impedance_controller/equilibrium_pose", qos)
+        calls = ReentrantCallbackGroup()
+        self._trigger_clients = {
+            name: self.create_client(Trigger, path, callback_group=calls)
+            for name, path in (
+                ("error_recovery", "franka_control/error_recovery"),
+                ("joint_reset", "franka_control/joint_reset"),
+                ("start", "cartesian_impedance_controller/start"),
+                ("stop", "cartesian_impedance_controller/stop"),
+            )
+        }
+        self._set_params = {
+            node: self.create_client(SetParametersAtomically, f"{node}/set_parameters_atomically", callback_group=calls)
+            for node in ("cartesian_impedance_controller", "franka_control")
+        }
+        self._list_params = self.create_client(
+            ListParameters, "cartesian_impedance_controller/list_parameters", callback_group=calls
+        )
+        self._compliance_names: set[str] | None = None
+        self._gripper_action = ActionClient(self, GripperCommand, "franka_gripper/gripper_action", callback_group=calls)
+        self.base_frame = "panda_link0"
+
+    # ------------------------------------------------------------------ state in
+    def _stamped_callback(self, topic: str):
+        def callback(msg) -> None:
+            stamp = _stamp(msg)
+            if topic == "O_T_EE":
+                self.base_frame = msg.header.frame_id or self.base_frame
+            parts = self._partial.setdefault(stamp, {})
+            parts[topic] = msg
+            if len(parts) == len(STAMPED_TOPICS):
+                self._complete(stamp, parts)
+                for old in [s for s in self._partial if s <= stamp]:
+                    del self._partial[old]
+            elif len(self._partial) > 8:  # a tick whose messages never all arrived
+                del self._partial[min(self._partial)]
+
+        return callback
+
+    def _on_jacobian(self, msg: Float64MultiArray) -> None:
+        if len(msg.data) == 42:
+            self._jacobian = np.array(msg.data).reshape((6, 7), order="F")
+
+    def _on_gripper(self, msg: JointState) -> None:
+        self._gripper_joints = np.array(msg.position)
+
+    def _complete(self, stamp: float, parts: dict) -> None:
+        if self._jacobian is None:
+            return
+        joints: JointState = parts["joint_states"]
+        pose: PoseStamped = parts["O_T_EE"]
+        twist = parts["O_dP_EE"].twist
+        wrench = parts["K_F_ext_hat_K"].wrench
+        p, o = pose.pose.position, pose.pose.orientation
+        self.snapshot = StateSnapshot(
+            stamp=stamp,
+            received=time.monotonic(),
+            pose=np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]),
+            vel=np.array([twist.linear.x, twist.linear.y, twist.linear.z, twist.angular.x, twist.angular.y, twist.angular.z]),
+            force=np.array([wrench.force.x, wrench.force.y, wrench.force.z]),
+            torque=np.array([wrench.torque.x, wrench.torque.y, wrench.torque.z]),
+            q=np.array(joints.position),
+            dq=np.array(joints.velocity),
+            jacobian=self._jacobian,
+            gripper_pos=self.gripper.gripper_pos(self._gripper_joints) if self.gripper else 0.0,
+        )
+
+    def state(self) -> StateSnapshot:
+        snapshot = self.snapshot
+        if snapshot is None:
+            raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
+        return snapshot
+
+    # ------------------------------------------------------------------ commands out
+    def move(self, position: np.ndarray, quat: np.ndarray) -> None:
+        if self.pose_publisher.get_subscription_count() == 0:
+            raise RobotUnavailable("no controller subscribes to equilibrium_pose (is the robot or simulator running?)")
+        msg = PoseStamped()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = self.base_frame
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in position)
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in quat)
+        self.pose_publisher.publish(msg)
+
+    def _wait(self, future, timeout: float, what: str):
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(timeout):
+            future.cancel()
+            raise RobotUnavailable(f"{what} did not answer within {timeout:g} s")
+        return future.result()
+
+    def _ready(self, client, what: str) -> None:
+        if not client.wait_for_service(timeout_sec=self.get_parameter("service_timeout").value):
+            raise RobotUnavailable(f"{what} is not available (is the robot or simulator running?)")
+
+    def trigger(self, name: str, timeout: float = 5.0) -> Trigger.Response:
+        client = self._trigger_clients[name]
+        self._ready(client, client.srv_name)
+        return self._wait(client.call_async(Trigger.Request()), timeout, client.srv_name)
+
+    def compliance_parameter_names(self) -> set[str]:
+        if self._compliance_names is None:
+            self._ready(self._list_params, self._list_params.srv_name)
+            result = self._wait(self._list_params.call_async(ListParameters.Request()), 5.0, "list_parameters").result
+            self._compliance_names = {n for n in result.names if not n.startswith("qos_overrides") and n != "use_sim_time"}
+        return self._compliance_names
+
+    def set_parameters(self, node: str, values: dict[str, object]) -> tuple[bool, str]:
+        """Set parameters of `node` atomically: all or none. Returns (successful, reason)."""
+        client = self._set_params[node]
+        self._ready(client, client.srv_name)
+        request = SetParametersAtomically.Request(
+            parameters=[Parameter(name, value=value).to_parameter_msg() for name, value in values.items()]
+        )
+        result = self._wait(client.call_async(request), 5.0, client.srv_name).result
+        return result.successful, result.reason
+
+    def wait_for_gripper(self) -> None:
+        if not self._gripper_action.wait_for_server(timeout_sec=self.get_parameter("service_timeout").value):
+            raise RobotUnavailable("franka_gripper/gripper_action is not available")
+
+    def command_gripper(self, position: float, max_effort: float) -> None:
+        """Send a GripperCommand goal; like the original server, do not wait for the motion."""
+        self.wait_for_gripper()
+        goal = GripperCommand.Goal()
+        goal.command.position, goal.command.max_effort = float(position), float(max_effort)
+        self._gripper_action.send_goal_async(goal)
+
+
+__all__ = ["FrankaRosClient", "RobotUnavailable", "StateSnapshot"]

@@ -1,0 +1,57 @@
+"""The interface every physics backend fills in. Everything else (controller, loop, ROS) is shared."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from ..sim.state import ArmState
+
+
+class PhysicsBackend(ABC):
+    """A simulated Franka arm + gripper.
+
+    The robot compensates its own gravity (as the real Franka does), so the torques given to
+    `end_step` are the controller's only; gravity of an undeclared payload is not compensated.
+    """
+
+    timestep: float  # [s] one physics step
+    arm_joint_names: tuple[str, ...]
+    gripper_joint_names: tuple[str, ...]
+    joint_names: tuple[str, ...]  # every joint, for /joint_states
+
+    @abstractmethod
+    def begin_step(self) -> ArmState:
+        """Compute kinematics and dynamics at the current state and return the measurement."""
+
+    @abstractmethod
+    def end_step(self, tau: np.ndarray) -> None:
+        """Apply the 7 arm torques (clamped to the joint torque limits) and advance one timestep."""
+
+    @abstractmethod
+    def external_torque(self) -> np.ndarray:
+        """External joint torques (7) acting on the arm in the last step (contacts, pushes)."""
+
+    @abstractmethod
+    def joint_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions and velocities of every joint in `joint_names`."""
+
+    @abstractmethod
+    def gripper_positions(self) -> np.ndarray:
+        """Positions of the joints in `gripper_joint_names`."""
+
+    @abstractmethod
+    def command_gripper(self, position: float, max_effort: float) -> None:
+        """Drive the gripper toward `position` (units of its first joint) with at most `max_effort` [N]."""
+
+    @abstractmethod
+    def set_external_wrench(self, wrench: np.ndarray) -> None:
+        """Apply a constant wrench (force, torque; base frame) at the end effector until changed."""
+
+    @abstractmethod
+    def set_arm_configuration(self, q: np.ndarray) -> None:
+        """Teleport the arm to `q` at rest (start-up only)."""
+
+    def close(self) -> None:
+        """Release simulator resources."""

@@ -1,0 +1,162 @@
+"""MuJoCo backend: the Menagerie Panda + Robotiq 2F-85 shipped by the `gym-hil` package.
+
+The model is loaded from the installed package (never copied) and edited with MjSpec:
+1 ms timestep, a table plane at the base height, an end-effector site at the gripper's pinch
+point, and the robot's own gravity compensation (MuJoCo `gravcomp` routed through the joint
+actuators, so it counts against the joint torque limits as on the real robot).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import mujoco
+import numpy as np
+
+from ..sim.state import ArmState
+from .base import PhysicsBackend
+
+ARM_JOINTS = tuple(f"joint{i}" for i in range(1, 8))  # names in the MJCF
+GRIPPER_JOINT = "right_driver_joint"
+TORQUE_LIMITS = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])  # [Nm]
+ROBOTIQ_TCP_OFFSET = 0.1488  # [m] flange -> pinch point of the 2F-85 along the flange z axis
+ROBOTIQ_DRIVER_RANGE = 0.8  # [rad] driver joint travel, open -> closed; actuator command 0..255
+
+
+def ros_joint_name(mjcf_name: str) -> str:
+    """Joint names as the real stack publishes them (franka_description, robotiq_description)."""
+    if mjcf_name in ARM_JOINTS:
+        return f"panda_{mjcf_name}"
+    if mjcf_name == GRIPPER_JOINT:
+        return "robotiq_85_left_knuckle_joint"
+    return f"robotiq_85_{mjcf_name}"
+
+
+def model_path() -> str:
+    """Path of gym-hil's panda.xml, found without importing gym_hil (which needs gymnasium)."""
+    spec = importlib.util.find_spec("gym_hil")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the Panda model package 'gym-hil' is not installed (pip install --no-deps gym-hil)")
+    path = os.path.join(spec.submodule_search_locations[0], "assets", "panda.xml")
+    if not os.path.isfile(path):
+        raise RuntimeError(f"gym-hil is installed but has no {path}")
+    return path
+
+
+def build_model(timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET) -> mujoco.MjModel:
+    spec = mujoco.MjSpec.from_file(model_path())
+    spec.option.timestep = timestep
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    # the robot compensates its own weight (arm + gripper) through its joint actuators
+    for body in spec.bodies:
+        if body.name != "world":
+            body.gravcomp = 1.0
+    for name, limit in zip(ARM_JOINTS, TORQUE_LIMITS):
+        joint = spec.joint(name)
+        joint.actgravcomp = True
+        joint.actfrclimited = True
+        joint.actfrcrange = [-limit, limit]
+    # end effector: pinch point, oriented like the Franka hand's EE frame (flange rotated -45 deg)
+    spec.body("attachment").add_site(name="ee", pos=[0.0, 0.0, tcp_offset], quat=[0.0, 0.0, 0.0, 1.0])
+    world = spec.worldbody
+    world.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.01], rgba=[0.55, 0.5, 0.45, 1])
+    world.add_light(pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
+    return spec.compile()
+
+
+class MujocoBackend(PhysicsBackend):
+    def __init__(self, timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET) -> None:
+        self.model = build_model(timestep, tcp_offset)
+        self.data = mujoco.MjData(self.model)
+        m = self.model
+        self.timestep = m.opt.timestep
+        model_joints = [m.joint(j).name for j in range(m.njnt) if m.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE]
+        self.arm_joint_names = tuple(ros_joint_name(n) for n in ARM_JOINTS)
+        self.gripper_joint_names = (ros_joint_name(GRIPPER_JOINT),)
+        self.joint_names = tuple(ros_joint_name(n) for n in model_joints)
+        joint_ids = [m.joint(n).id for n in model_joints]
+        self._qpos_all = np.array([m.jnt_qposadr[j] for j in joint_ids])
+        self._dof_all = np.array([m.jnt_dofadr[j] for j in joint_ids])
+        arm_ids = [m.joint(n).id for n in ARM_JOINTS]
+        self._qpos = np.array([m.jnt_qposadr[j] for j in arm_ids])
+        self._dof = np.array([m.jnt_dofadr[j] for j in arm_ids])
+        self._arm_actuators = np.array([m.actuator(f"actuator{i}").id for i in range(1, 8)])
+        self._gripper_actuator = m.actuator("fingers_actuator").id
+        self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(GRIPPER_JOINT).id]])
+        self._ee_site = m.site("ee").id
+        self._ee_body = m.site_bodyid[self._ee_site]
+        self._jacp = np.zeros((3, m.nv))
+        self._jacr = np.zeros((3, m.nv))
+        self._rne = np.zeros(m.nv)
+        self._gravity = m.opt.gravity.copy()
+        self._wrench = np.zeros(6)
+        self._quat = np.zeros(4)
+
+    # ------------------------------------------------------------------ per tick
+    def begin_step(self) -> ArmState:
+        m, d = self.model, self.data
+        mujoco.mj_step1(m, d)
+        if self._wrench.any():
+            self._apply_wrench()
+        mujoco.mj_jacSite(m, d, self._jacp, self._jacr, self._ee_site)
+        jacobian = np.vstack((self._jacp[:, self._dof], self._jacr[:, self._dof]))
+        # Coriolis and centrifugal torques only: recursive Newton-Euler with gravity switched off
+        m.opt.gravity[:] = 0.0
+        mujoco.mj_rne(m, d, 0, self._rne)
+        m.opt.gravity[:] = self._gravity
+        rotation = d.site_xmat[self._ee_site].reshape(3, 3).copy()
+        mujoco.mju_mat2Quat(self._quat, d.site_xmat[self._ee_site])  # (w, x, y, z)
+        w, x, y, z = self._quat
+        return ArmState(
+            q=d.qpos[self._qpos].copy(),
+            dq=d.qvel[self._dof].copy(),
+            tau_measured=d.qfrc_actuator[self._dof].copy(),
+            position=d.site_xpos[self._ee_site].copy(),
+            rotation=rotation,
+            quat=np.array([x, y, z, w]),
+            jacobian=jacobian,
+            coriolis=self._rne[self._dof].copy(),
+        )
+
+    def end_step(self, tau: np.ndarray) -> None:
+        d = self.data
+        d.ctrl[self._arm_actuators] = np.clip(tau, -TORQUE_LIMITS, TORQUE_LIMITS)
+        mujoco.mj_step2(self.model, d)
+
+    # ------------------------------------------------------------------ measurements
+    def external_torque(self) -> np.ndarray:
+        # M qacc + c = actuator + passive + constraint + applied: the part not made by the robot
+        d = self.data
+        tau = d.qfrc_constraint + d.qfrc_smooth - d.qfrc_passive - d.qfrc_actuator + d.qfrc_bias
+        return tau[self._dof].copy()
+
+    def joint_state(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.data.qpos[self._qpos_all].copy(), self.data.qvel[self._dof_all].copy()
+
+    def gripper_positions(self) -> np.ndarray:
+        return self.data.qpos[self._gripper_qpos].copy()
+
+    # ------------------------------------------------------------------ commands
+    def command_gripper(self, position: float, max_effort: float) -> None:
+        closed_fraction = float(np.clip(position / ROBOTIQ_DRIVER_RANGE, 0.0, 1.0))
+        self.data.ctrl[self._gripper_actuator] = 255.0 * closed_fraction
+
+    def set_external_wrench(self, wrench: np.ndarray) -> None:
+        """Force and torque (base frame) applied at the end-effector point via xfrc_applied."""
+        self._wrench = np.array(wrench, dtype=float)
+        self._apply_wrench()
+
+    def _apply_wrench(self) -> None:
+        # xfrc_applied acts at the body's centre of mass: shift the force to the end-effector point
+        d = self.data
+        force, torque = self._wrench[:3], self._wrench[3:]
+        lever = d.site_xpos[self._ee_site] - d.xipos[self._ee_body]
+        d.xfrc_applied[self._ee_body, :3] = force
+        d.xfrc_applied[self._ee_body, 3:] = torque + np.cross(lever, force)
+
+    def set_arm_configuration(self, q: np.ndarray) -> None:
+        d = self.data
+        d.qpos[self._qpos] = q
+        d.qvel[:] = 0.0
+        mujoco.mj_forward(self.model, d)

@@ -1,0 +1,366 @@
+"""The sim bridge process: the simulated robot's ROS 2 graph, as the real Franka stack lays it out.
+
+One process, one simulation loop, and the nodes of the real stack around it:
+  /franka_sim                        the simulator: backend, pacing, /clock, /joint_states, /diagnostics
+  /franka_control                    error recovery and joint reset services
+  /franka_state_controller           joint_states, O_T_EE, O_dP_EE, K_F_ext_hat_K
+  /cartesian_impedance_controller    compliance parameters, equilibrium_pose, franka_jacobian, start/stop
+  /franka_gripper                    gripper_action (control_msgs/GripperCommand), joint_states
+Every name is relative, so a launch-file namespace (/left, /right) moves the whole robot.
+These nodes only translate: the physics is in backends/, the control law in controller/.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import rclpy
+from control_msgs.action import GripperCommand
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rclpy.action import ActionServer, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+
+from ..backends import BACKENDS, create_backend
+from ..controller import COMPLIANCE_PARAMETERS, CartesianImpedanceController
+from ..controller.impedance import normalized_quaternion
+from ..sim.loop import SimulationLoop
+from ..sim.state import RobotSnapshot
+from . import messages as msgs
+
+DEFAULT_RESET_JOINT_TARGET = [0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]
+GRIPPER_TYPES = ("Robotiq",)
+GRIPPER_SETTLE_TIMEOUT = 3.0  # [s] a gripper goal ends when the fingers stop or after this long
+
+
+def _range(low: float, high: float) -> list[FloatingPointRange]:
+    return [FloatingPointRange(from_value=float(low), to_value=float(high), step=0.0)]
+
+
+class SimBridge:
+    """Builds the nodes, the backend and the simulation loop, and wires them together."""
+
+    def __init__(self) -> None:
+        self.sim_node = Node("franka_sim")
+        self.control_node = Node("franka_control")
+        self.state_node = Node("franka_state_controller")
+        self.impedance_node = Node("cartesian_impedance_controller")
+        self.gripper_node = Node("franka_gripper")
+        self.nodes = (self.sim_node, self.control_node, self.state_node, self.impedance_node, self.gripper_node)
+        self.log = self.sim_node.get_logger()
+        self._declare_parameters()
+        self._latest: RobotSnapshot | None = None
+        self._snapshot_event = threading.Condition()
+
+        backend_name = self._param(self.sim_node, "backend")
+        if backend_name not in BACKENDS:
+            raise ValueError(f"parameter backend='{backend_name}' must be one of {BACKENDS}")
+        gripper_type = self._param(self.sim_node, "gripper_type")
+        if gripper_type not in GRIPPER_TYPES:
+            raise ValueError(f"parameter gripper_type='{gripper_type}' must be one of {GRIPPER_TYPES}")
+        self.log.info(f"loading the '{backend_name}' backend (Franka Panda + {gripper_type} gripper)")
+        t0 = time.perf_counter()
+        self.backend = create_backend(backend_name)
+        self.reset_joint_target = np.array(self._param(self.control_node, "reset_joint_target"), dtype=float)
+        self.backend.set_arm_configuration(self.reset_joint_target)
+        self.log.info(f"backend ready in {time.perf_counter() - t0:.2f} s (timestep {self.backend.timestep * 1e3:g} ms)")
+
+        self.controller = CartesianImpedanceController(
+            {p.name: self._param(self.impedance_node, p.name) for p in COMPLIANCE_PARAMETERS}
+        )
+        self.loop = SimulationLoop(
+            self.backend,
+            self.controller,
+            self._publish_snapshot,
+            publish_rate=self._param(self.sim_node, "state_publish_rate"),
+            real_time_factor=self._param(self.sim_node, "real_time_factor"),
+        )
+        self.base_frame = f"{self._param(self.sim_node, 'arm_id')}_link0"
+        self.ee_frame = f"{self._param(self.sim_node, 'arm_id')}_EE"
+        self._create_interfaces()
+
+    # ------------------------------------------------------------------ parameters
+    @staticmethod
+    def _param(node: Node, name: str):
+        return node.get_parameter(name).value
+
+    def _declare_parameters(self) -> None:
+        read_only = dict(read_only=True)
+        self.sim_node.declare_parameter(
+            "backend", "mujoco", ParameterDescriptor(description=f"physics backend: {', '.join(BACKENDS)}", **read_only)
+        )
+        self.sim_node.declare_parameter(
+            "real_time_factor",
+            1.0,
+            ParameterDescriptor(
+                description="wall-clock pacing of the simulation: 1.0 real time, 0 as fast as possible",
+                floating_point_range=_range(0.0, 100.0),
+            ),
+        )
+        self.sim_node.declare_parameter(
+            "state_publish_rate",
+            1000.0,
+            ParameterDescriptor(
+                description="rate of the franka_state_controller topics, /joint_states and /clock [Hz]",
+                floating_point_range=_range(1.0, 1000.0),
+                **read_only,
+            ),
+        )
+        self.sim_node.declare_parameter(
+            "arm_id", "panda", ParameterDescriptor(description="prefix of joint and frame names", **read_only)
+        )
+        self.sim_node.declare_parameter(
+            "gripper_type", "Robotiq", ParameterDescriptor(description="gripper: Robotiq (2F-85)", **read_only)
+        )
+        self.control_node.declare_parameter(
+            "reset_joint_target",
+            DEFAULT_RESET_JOINT_TARGET,
+            ParameterDescriptor(description="joint configuration of the joint reset (and of start-up) [rad]"),
+        )
+        self.control_node.declare_parameter(
+            "load_mass", 0.0, ParameterDescriptor(description="mass of the payload at the flange [kg]", floating_point_range=_range(0.0, 3.0))
+        )
+        self.control_node.declare_parameter(
+            "load_center_of_mass",
+            [0.0, 0.0, 0.0],
+            ParameterDescriptor(description="centre of mass of the payload in the flange frame [m]"),
+        )
+        self.control_node.declare_parameter(
+            "load_inertia",
+            [0.0] * 9,
+            ParameterDescriptor(description="inertia of the payload about its centre of mass, row-major 3x3 [kg m^2]"),
+        )
+        self.control_node.add_on_set_parameters_callback(self._check_control_parameters)
+        for spec in COMPLIANCE_PARAMETERS:
+            self.impedance_node.declare_parameter(
+                spec.name,
+                spec.default,
+                ParameterDescriptor(description=spec.description, floating_point_range=_range(spec.low, spec.high)),
+            )
+        self.impedance_node.add_post_set_parameters_callback(self._on_compliance_set)
+        self.sim_node.add_post_set_parameters_callback(self._on_sim_set)
+
+    def _check_control_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        lengths = {"reset_joint_target": 7, "load_center_of_mass": 3, "load_inertia": 9}
+        for p in params:
+            if p.name in lengths:
+                values = list(p.value) if p.type_ == Parameter.Type.DOUBLE_ARRAY else []
+                if len(values) != lengths[p.name] or not all(math.isfinite(v) for v in values):
+                    return SetParametersResult(
+                        successful=False, reason=f"{p.name} must be {lengths[p.name]} finite numbers"
+                    )
+        return SetParametersResult(successful=True)
+
+    def _on_compliance_set(self, params: list[Parameter]) -> None:
+        updates = {p.name: float(p.value) for p in params}
+        self.loop.submit(lambda: self.controller.set_params(updates))
+
+    def _on_sim_set(self, params: list[Parameter]) -> None:
+        for p in params:
+            if p.name == "real_time_factor":
+                self.loop.real_time_factor = float(p.value)
+
+    # ------------------------------------------------------------------ topics, services, actions
+    def _create_interfaces(self) -> None:
+        state_qos = QoSProfile(depth=10)
+        s = self.state_node
+        self.pub_joint_states = s.create_publisher(JointState, "~/joint_states", state_qos)
+        self.pub_pose = s.create_publisher(PoseStamped, "~/O_T_EE", state_qos)
+        self.pub_twist = s.create_publisher(TwistStamped, "~/O_dP_EE", state_qos)
+        self.pub_wrench = s.create_publisher(WrenchStamped, "~/K_F_ext_hat_K", state_qos)
+        self.pub_jacobian = self.impedance_node.create_publisher(Float64MultiArray, "~/franka_jacobian", state_qos)
+        self.pub_gripper = self.gripper_node.create_publisher(JointState, "~/joint_states", state_qos)
+        self.pub_all_joints = self.sim_node.create_publisher(JointState, "joint_states", state_qos)
+        self.pub_clock = self.sim_node.create_publisher(Clock, "/clock", QoSProfile(depth=1))
+        self.pub_diagnostics = self.sim_node.create_publisher(DiagnosticArray, "/diagnostics", QoSProfile(depth=10))
+        self.sim_node.create_timer(1.0, self._publish_diagnostics)
+
+        command_qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.impedance_node.create_subscription(PoseStamped, "~/equilibrium_pose", self._on_equilibrium_pose, command_qos)
+        self.sim_node.create_subscription(WrenchStamped, "sim/external_wrench", self._on_external_wrench, command_qos)
+
+        blocking = ReentrantCallbackGroup()
+        self.control_node.create_service(Trigger, "~/error_recovery", self._on_error_recovery)
+        self.control_node.create_service(Trigger, "~/joint_reset", self._on_joint_reset, callback_group=blocking)
+        self.impedance_node.create_service(Trigger, "~/start", self._on_start_impedance)
+        self.impedance_node.create_service(Trigger, "~/stop", self._on_stop_impedance)
+        self.gripper_action = ActionServer(
+            self.gripper_node,
+            GripperCommand,
+            "~/gripper_action",
+            execute_callback=self._execute_gripper,
+            goal_callback=self._accept_gripper_goal,
+            callback_group=blocking,
+        )
+
+    def _publish_snapshot(self, snap: RobotSnapshot) -> None:
+        """Called by the simulation thread: every state topic of one tick carries the same stamp."""
+        with self._snapshot_event:
+            self._latest = snap
+            self._snapshot_event.notify_all()
+        try:
+            self._publish_state_topics(snap)
+        except RCLError:
+            if self.sim_node.context.ok():
+                raise  # a real publishing failure; at shutdown the context is gone and that is fine
+
+    def _publish_state_topics(self, snap: RobotSnapshot) -> None:
+        stamp = msgs.stamp_of(snap.stamp)
+        self.pub_jacobian.publish(msgs.jacobian_msg(snap.jacobian))
+        self.pub_pose.publish(msgs.pose_msg(stamp, self.base_frame, snap.position, snap.quat))
+        self.pub_twist.publish(msgs.twist_msg(stamp, self.base_frame, snap.twist))
+        self.pub_wrench.publish(msgs.wrench_msg(stamp, self.ee_frame, snap.wrench))
+        self.pub_gripper.publish(msgs.joint_state_msg(stamp, snap.gripper_joint_names, snap.gripper_positions))
+        arm_names = self.backend.arm_joint_names
+        self.pub_joint_states.publish(msgs.joint_state_msg(stamp, arm_names, snap.q, snap.dq, snap.tau_measured))
+        self.pub_all_joints.publish(
+            msgs.joint_state_msg(stamp, snap.joint_names, snap.joint_positions, snap.joint_velocities)
+        )
+        self.pub_clock.publish(Clock(clock=stamp))
+
+    def _publish_diagnostics(self) -> None:
+        durations = np.array(self.loop.tick_durations) * 1e6
+        p50, p99 = (np.percentile(durations, [50, 99]) if durations.size else (0.0, 0.0))
+        alive = self.loop.running
+        status = DiagnosticStatus(
+            level=DiagnosticStatus.OK if alive else DiagnosticStatus.ERROR,
+            name=f"{self.sim_node.get_fully_qualified_name()}: simulation",
+            hardware_id=f"simulated Franka ({self._param(self.sim_node, 'backend')})",
+            message=f"running, mode {self.loop.mode.value}" if alive else "simulation loop stopped",
+            values=[
+                KeyValue(key="robot_mode", value=self.loop.mode.value),
+                KeyValue(key="sim_time", value=f"{self.loop.sim_time:.3f}"),
+                KeyValue(key="real_time_factor", value=f"{self.loop.measured_rtf:.3f}"),
+                KeyValue(key="target_real_time_factor", value=f"{self.loop.real_time_factor:g}"),
+                KeyValue(key="tick_us_p50", value=f"{p50:.0f}"),
+                KeyValue(key="tick_us_p99", value=f"{p99:.0f}"),
+            ],
+        )
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.sim_node.get_clock().now().to_msg()
+        self.pub_diagnostics.publish(msg)
+
+    def _on_equilibrium_pose(self, msg: PoseStamped) -> None:
+        position, quat = msgs.pose_from_msg(msg)
+        frame = msg.header.frame_id
+        if frame not in ("", self.base_frame):
+            self.impedance_node.get_logger().warn(
+                f"equilibrium_pose ignored: frame '{frame}' is not the base frame '{self.base_frame}'",
+                throttle_duration_sec=1.0,
+            )
+            return
+        try:
+            quat = normalized_quaternion(quat)
+            if not np.all(np.isfinite(position)):
+                raise ValueError(f"position must be finite, got {position.tolist()}")
+        except ValueError as exc:
+            self.impedance_node.get_logger().warn(f"equilibrium_pose ignored: {exc}", throttle_duration_sec=1.0)
+            return
+        self.loop.submit(lambda: self.controller.set_target(position, quat))
+
+    def _on_external_wrench(self, msg: WrenchStamped) -> None:
+        wrench = msgs.wrench_from_msg(msg)
+        if not np.all(np.isfinite(wrench)):
+            self.sim_node.get_logger().warn("external wrench ignored: non-finite values")
+            return
+        self.loop.submit(lambda: self.backend.set_external_wrench(wrench))
+
+    def _on_error_recovery(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success, response.message = True, "no reflex error active"
+        return response
+
+    def _on_joint_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        target = np.array(self._param(self.control_node, "reset_joint_target"), dtype=float)
+        self.control_node.get_logger().info(f"joint reset to {target.round(3).tolist()}")
+        done = self.loop.call(lambda: self.loop.begin_joint_reset(target))
+        try:
+            reached = done.result(timeout=35.0)
+        except TimeoutError:
+            reached = False
+        response.success = bool(reached)
+        response.message = "at the reset joint target" if reached else "joint reset timed out before the target"
+        return response
+
+    def _on_start_impedance(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self.loop.call(self.loop.start_impedance)
+        response.success, response.message = True, "impedance controller started"
+        return response
+
+    def _on_stop_impedance(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self.loop.call(self.loop.stop_impedance)
+        response.success, response.message = True, "impedance controller stopped"
+        return response
+
+    def _accept_gripper_goal(self, goal: GripperCommand.Goal) -> GoalResponse:
+        c = goal.command
+        return GoalResponse.ACCEPT if math.isfinite(c.position) and math.isfinite(c.max_effort) else GoalResponse.REJECT
+
+    def _execute_gripper(self, goal_handle) -> GripperCommand.Result:
+        command = goal_handle.request.command
+        self.loop.call(lambda: self.backend.command_gripper(command.position, command.max_effort))
+        deadline = time.monotonic() + GRIPPER_SETTLE_TIMEOUT
+        previous, still_since = None, time.monotonic()
+        position = float("nan")
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            position = float(self._latest.gripper_positions[0])
+            if previous is None or abs(position - previous) > 1e-4:
+                still_since = time.monotonic()
+            previous = position
+            if time.monotonic() - still_since > 0.2:
+                break
+        reached = abs(position - command.position) < 0.02
+        goal_handle.succeed()
+        return GripperCommand.Result(position=position, effort=0.0, stalled=not reached, reached_goal=reached)
+
+    # ------------------------------------------------------------------ life cycle
+    def start(self) -> None:
+        self.loop.start_impedance()
+        self.loop.start()
+        with self._snapshot_event:
+            self._snapshot_event.wait_for(lambda: self._latest is not None, timeout=5.0)
+        self.log.info(
+            f"simulation running at real-time factor {self.loop.real_time_factor:g}, "
+            f"state topics at {1.0 / (self.loop.publish_every * self.loop.dt):g} Hz"
+        )
+
+    def shutdown(self) -> None:
+        self.loop.stop()
+        self.backend.close()
+        for node in self.nodes:
+            node.destroy_node()
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)  # Ctrl-C / SIGTERM shut the context down and end executor.spin()
+    bridge = None
+    try:
+        bridge = SimBridge()
+        executor = MultiThreadedExecutor(num_threads=4)
+        for node in bridge.nodes:
+            executor.add_node(node)
+        bridge.start()
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if bridge is not None:
+            bridge.shutdown()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The simulation loop shared by every physics backend (no ROS here)."""

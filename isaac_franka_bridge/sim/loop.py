@@ -1,0 +1,192 @@
+"""The simulation loop: one thread owning the physics, running the robot's 1 kHz control.
+
+Shared by every backend. Each tick it measures the arm, runs the active mode (the impedance
+controller, a joint reset, or nothing but the robot's own gravity compensation), applies the
+torques and steps the physics, paced to wall-clock time. Every `publish_every` ticks it hands a
+consistent `RobotSnapshot` to `on_snapshot` (the ROS node publishes it). Other threads talk to
+it only through `submit` / `call`, which run a function between two ticks.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import PhysicsBackend
+from ..controller import CartesianImpedanceController
+from ..controller.impedance import damped_pinv_of_transpose
+from .joint_reset import JointResetMotion
+from .state import ArmState, RobotSnapshot
+
+log = logging.getLogger(__name__)
+
+
+class Mode(str, enum.Enum):
+    IMPEDANCE = "impedance"  # Cartesian impedance control toward the equilibrium pose
+    IDLE = "idle"  # controller stopped: the arm holds itself under gravity compensation only
+    JOINT_RESET = "joint_reset"  # joint-space move to the reset configuration
+
+
+class SimulationLoop:
+    def __init__(
+        self,
+        backend: PhysicsBackend,
+        controller: CartesianImpedanceController,
+        on_snapshot: Callable[[RobotSnapshot], None],
+        publish_rate: float = 1000.0,
+        real_time_factor: float = 1.0,
+    ) -> None:
+        """`real_time_factor`: wall-clock pacing (1.0 = real time, 0 = as fast as possible)."""
+        self.backend = backend
+        self.controller = controller
+        self.on_snapshot = on_snapshot
+        self.dt = backend.timestep
+        self.publish_every = max(1, round(1.0 / (publish_rate * self.dt)))
+        self.real_time_factor = real_time_factor
+        self.mode = Mode.IMPEDANCE
+        self.sim_time = 0.0
+        self.ticks = 0
+        self.measured_rtf = 0.0
+        self.tick_durations: deque[float] = deque(maxlen=5000)  # [s] compute time of recent ticks
+        self._commands: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
+        self._reset: JointResetMotion | None = None
+        self._reset_done: Future | None = None
+        self._state: ArmState | None = None
+        self._running = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ thread-safe API
+    def submit(self, fn: Callable[[], Any]) -> Future:
+        """Run `fn` in the simulation thread before the next tick; its result lands in the Future."""
+        future: Future = Future()
+        self._commands.put((fn, future))
+        return future
+
+    def call(self, fn: Callable[[], Any], timeout: float = 2.0) -> Any:
+        return self.submit(fn).result(timeout=timeout)
+
+    def start(self) -> None:
+        self._running.set()
+        self._thread = threading.Thread(target=self._run, name="simulation", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._running.clear()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ------------------------------------------------------------------ mode changes (sim thread)
+    def start_impedance(self) -> None:
+        """(Re)start the controller seeded from the current pose and configuration."""
+        s = self._measure()
+        self.controller.start(s.q, s.position, s.quat)
+        self.mode = Mode.IMPEDANCE
+
+    def stop_impedance(self) -> None:
+        self.mode = Mode.IDLE
+
+    def begin_joint_reset(self, target: np.ndarray, tolerance: float = 1e-2, timeout: float = 30.0) -> Future:
+        """Start a joint-space move to `target`; the Future resolves to True at the target, False on timeout."""
+        s = self._measure()
+        if self._reset_done is not None and not self._reset_done.done():
+            self._reset_done.set_result(False)
+        self._reset = JointResetMotion(s.q, np.asarray(target, float), self.sim_time, tolerance, timeout)
+        self._reset_done = Future()
+        self.mode = Mode.JOINT_RESET
+        return self._reset_done
+
+    # ------------------------------------------------------------------ the loop
+    def _measure(self) -> ArmState:
+        if self._state is None:
+            self._state = self.backend.begin_step()
+        return self._state
+
+    def _run(self) -> None:
+        wall0, sim0 = time.perf_counter(), self.sim_time
+        rtf_wall, rtf_sim = wall0, self.sim_time
+        try:
+            while self._running.is_set():
+                t_start = time.perf_counter()
+                self._tick()
+                now = time.perf_counter()
+                self.tick_durations.append(now - t_start)
+                if now - rtf_wall >= 1.0:
+                    self.measured_rtf = (self.sim_time - rtf_sim) / (now - rtf_wall)
+                    rtf_wall, rtf_sim = now, self.sim_time
+                if self.real_time_factor > 0.0:
+                    ahead = (self.sim_time - sim0) / self.real_time_factor - (now - wall0)
+                    if ahead > 0.001:
+                        time.sleep(ahead)
+                    elif ahead < -0.1:  # fell behind by 100 ms: keep pace from here, do not sprint
+                        wall0, sim0 = now, self.sim_time
+        except Exception:  # a dead simulation must be visible, not silent
+            log.exception("simulation loop crashed")
+            raise
+        finally:
+            self._running.clear()
+
+    def _tick(self) -> None:
+        self._state = None
+        while not self._commands.empty():
+            fn, future = self._commands.get_nowait()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except Exception as exc:  # report to the caller, keep stepping
+                    future.set_exception(exc)
+        s = self._measure()
+        if self.mode is Mode.IMPEDANCE:
+            tau = self.controller.update(s.q, s.dq, s.position, s.rotation, s.quat, s.jacobian, s.coriolis)
+        elif self.mode is Mode.JOINT_RESET:
+            tau = self._reset.torque(s.q, s.dq, self.sim_time) + s.coriolis
+            if self._reset.finished(s.q, s.dq, self.sim_time):
+                self._reset_done.set_result(self._reset.reached(s.q))
+                self.start_impedance()
+        else:
+            tau = np.zeros(7)
+        self.backend.end_step(tau)
+        self.ticks += 1
+        self.sim_time = self.ticks * self.dt
+        if self.ticks % self.publish_every == 0:
+            self.on_snapshot(self.snapshot(s))
+
+    def snapshot(self, s: ArmState) -> RobotSnapshot:
+        """The state measured at the start of this tick, with the wrench estimated from it."""
+        b = self.backend
+        # external wrench on the robot at the end effector, from the external joint torques
+        wrench_on_robot = damped_pinv_of_transpose(s.jacobian, 1e-3) @ b.external_torque()
+        rt = s.rotation.T
+        # K_F_ext_hat_K: as the real robot reports it, the wrench the robot exerts on its
+        # environment (the negative of the one acting on it), in the stiffness (EE) frame
+        wrench_k = -np.concatenate([rt @ wrench_on_robot[:3], rt @ wrench_on_robot[3:]])
+        positions, velocities = b.joint_state()
+        return RobotSnapshot(
+            stamp=self.sim_time,
+            q=s.q,
+            dq=s.dq,
+            tau_measured=s.tau_measured,
+            position=s.position,
+            quat=s.quat,
+            twist=s.jacobian @ s.dq,
+            wrench=wrench_k,
+            jacobian=s.jacobian,
+            gripper_joint_names=b.gripper_joint_names,
+            gripper_positions=b.gripper_positions(),
+            joint_names=b.joint_names,
+            joint_positions=positions,
+            joint_velocities=velocities,
+            mode=self.mode.value,
+        )

@@ -1,0 +1,42 @@
+"""The data that crosses the backend / loop / ROS boundaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class ArmState:
+    """What a backend measures at the start of a physics tick (base frame, SI units)."""
+
+    q: np.ndarray  # (7,) joint positions
+    dq: np.ndarray  # (7,) joint velocities
+    tau_measured: np.ndarray  # (7,) link-side joint torques (gravity included), as tau_J
+    position: np.ndarray  # (3,) end-effector position
+    rotation: np.ndarray  # (3, 3) end-effector orientation
+    quat: np.ndarray  # (4,) the same orientation, (x, y, z, w)
+    jacobian: np.ndarray  # (6, 7) zero Jacobian at the end effector, linear rows first
+    coriolis: np.ndarray  # (7,) C(q, dq) dq
+
+
+@dataclass(frozen=True)
+class RobotSnapshot:
+    """One consistent state of the simulated robot, published with a single stamp."""
+
+    stamp: float  # simulated time [s]
+    q: np.ndarray
+    dq: np.ndarray
+    tau_measured: np.ndarray
+    position: np.ndarray
+    quat: np.ndarray  # (x, y, z, w)
+    twist: np.ndarray  # (6,) O_dP_EE = J dq (linear, angular), base frame
+    wrench: np.ndarray  # (6,) K_F_ext_hat_K: external wrench in the stiffness (end-effector) frame
+    jacobian: np.ndarray  # (6, 7)
+    gripper_joint_names: tuple[str, ...]
+    gripper_positions: np.ndarray
+    joint_names: tuple[str, ...]  # every joint of the model, for /joint_states
+    joint_positions: np.ndarray
+    joint_velocities: np.ndarray
+    mode: str

@@ -1,0 +1,29 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "isaac_franka_bridge"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*", "franka_server_ros2", "franka_server_ros2.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="isaac_franka_bridge maintainers",
+    maintainer_email="maintainers@isaac-franka-bridge.dev",
+    description="Simulated Franka for HIL-SERL over ROS 2, and franka_server_ros2.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            f"sim_bridge = {PACKAGE}.ros.sim_bridge_node:main",
+            "franka_server = franka_server_ros2.main:main",
+        ],
+    },
+)

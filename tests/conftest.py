@@ -1,0 +1,192 @@
+"""Fixtures that start the real product: sim.launch.py (sim bridge + franka_server_ros2) over real
+ROS 2, real HTTP and real MuJoCo physics, in an isolated ROS domain on a free port.
+
+Nothing here is a test double: the tests talk HTTP to the server and ROS 2 to the sim, as users do.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import requests
+
+# One ROS domain per test session, on loopback only: never talks to a user's running simulation.
+os.environ["ROS_DOMAIN_ID"] = str(random.Random(os.getpid()).randint(20, 99))
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import rclpy  # noqa: E402  (after the domain is chosen)
+from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import parameter_value_to_python  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+
+from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE  # noqa: E402
+
+STARTUP_TIMEOUT = 90.0  # [s] first start on a cold machine loads meshes and DDS
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Process:
+    """A launched command in its own process group, with its output in a log file."""
+
+    def __init__(self, command: list[str], name: str, env: dict[str, str] | None = None) -> None:
+        self.log_path = Path(tempfile.mkdtemp(prefix=f"{name}-")) / "output.log"
+        self._log = open(self.log_path, "w")
+        self.popen = subprocess.Popen(
+            command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
+
+    def output(self) -> str:
+        return self.log_path.read_text()
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, sig: int = signal.SIGINT, timeout: float = 15.0) -> None:
+        if self.alive():
+            os.killpg(self.popen.pid, sig)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait()
+        self._log.close()
+
+
+class Robot:
+    """The HTTP side, as HIL-SERL's FrankaEnv sees it."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.session = requests.Session()
+
+    def post(self, route: str, json=None, data=None, timeout: float = 45.0) -> requests.Response:
+        return self.session.post(self.url + route, json=json, data=data, timeout=timeout)
+
+    def ok(self, route: str, json=None) -> str:
+        response = self.post(route, json=json)
+        assert response.status_code == 200, f"/{route}: {response.status_code} {response.text}"
+        return response.text
+
+    def state(self) -> dict:
+        return self.session.post(self.url + "getstate", timeout=5.0).json()
+
+    def pose(self) -> np.ndarray:
+        return np.array(self.state()["pose"])
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, period: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(period)
+    return predicate()
+
+
+def launch_sim(port: int, *extra: str) -> Process:
+    return Process(
+        ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={port}", "host:=127.0.0.1", *extra],
+        "sim-launch",
+    )
+
+
+@pytest.fixture(scope="session")
+def sim():
+    """sim.launch.py, running for the whole session: yields (Robot, Process)."""
+    port = free_port()
+    process = launch_sim(port)
+    robot = Robot(f"http://127.0.0.1:{port}/")
+
+    def answering() -> bool:
+        try:
+            return robot.post("getstate", timeout=2.0).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    if not wait_until(lambda: answering() or not process.alive(), STARTUP_TIMEOUT, 0.25) or not process.alive():
+        process.stop()
+        pytest.fail(f"sim.launch.py did not come up:\n{process.output()}")
+    yield robot, process
+    process.stop()
+
+
+@pytest.fixture()
+def robot(sim) -> Robot:
+    """The robot at its reset configuration with the default compliance, for one test."""
+    robot, process = sim
+    assert process.alive(), process.output()
+    robot.ok("update_param", DEFAULT_COMPLIANCE)
+    robot.ok("jointreset")
+    return robot
+
+
+class RosProbe(Node):
+    """A plain rclpy node in the test process: what a ROS user (or rqt) sees of the robot."""
+
+    def __init__(self) -> None:
+        super().__init__("test_probe")
+        self.poses: deque[tuple[float, np.ndarray]] = deque(maxlen=20000)
+        self.create_subscription(PoseStamped, "/franka_state_controller/O_T_EE", self._on_pose, 100)
+        self.wrench_publisher = self.create_publisher(WrenchStamped, "/sim/external_wrench", 10)
+        self._parameter_clients: dict[str, AsyncParameterClient] = {}
+
+    def _on_pose(self, msg: PoseStamped) -> None:
+        p, o = msg.pose.position, msg.pose.orientation
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        self.poses.append((stamp, np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])))
+
+    def latest(self) -> tuple[float, np.ndarray]:
+        assert wait_until(lambda: len(self.poses) > 0, 10.0), "no O_T_EE received"
+        return self.poses[-1]
+
+    def remote_parameter(self, node: str, name: str):
+        if node not in self._parameter_clients:
+            self._parameter_clients[node] = AsyncParameterClient(self, node)
+        client = self._parameter_clients[node]
+        assert client.wait_for_services(timeout_sec=10.0), f"{node} has no parameter services"
+        future = client.get_parameters([name])
+        assert wait_until(future.done, 10.0), f"no answer from {node}"
+        return parameter_value_to_python(future.result().values[0])
+
+    def push(self, force: list[float], torque: list[float] = (0.0, 0.0, 0.0)) -> None:
+        msg = WrenchStamped()
+        msg.header.frame_id = "panda_link0"
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(v) for v in force)
+        msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z = (float(v) for v in torque)
+        self.wrench_publisher.publish(msg)
+
+
+@pytest.fixture(scope="session")
+def ros(sim):
+    rclpy.init()
+    probe = RosProbe()
+    executor = SingleThreadedExecutor()
+    executor.add_node(probe)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    assert wait_until(lambda: probe.wrench_publisher.get_subscription_count() > 0, 20.0)
+    yield probe
+    executor.shutdown()
+    probe.destroy_node()
+    rclpy.try_shutdown()

@@ -1,0 +1,110 @@
+"""Bad input on every route: 400 with a JSON error, nothing changed, and the simulation keeps stepping."""
+
+import os
+
+import numpy as np
+import pytest
+import requests
+from conftest import Process, free_port, wait_until
+
+NAN_BODY = '{"arr": [0.5, 0.0, 0.3, NaN, 0, 0, 1]}'
+BAD_BODIES = {
+    "pose": [
+        "not json",
+        "[1, 2, 3]",
+        {},
+        {"arr": [0.5, 0.0, 0.3]},
+        {"arr": [0.5, 0.0, 0.3, 1, 0, 0, 0, 9]},
+        {"arr": ["a", 0, 0.3, 1, 0, 0, 0]},
+        {"arr": [0.5, 0.0, 0.3, True, 0, 0, 0]},
+        NAN_BODY,
+        '{"arr": [0.5, Infinity, 0.3, 1, 0, 0, 0]}',
+        {"arr": [0.5, 0.0, 0.3, 0, 0, 0, 0]},  # zero quaternion
+        {"arr": [5.0, 0.0, 0.3, 1, 0, 0, 0]},  # outside the workspace
+        {"arr": [0.5, 0.0, -2.0, 1, 0, 0, 0]},
+    ],
+    "update_param": [
+        "not json",
+        {},
+        {"no_such_parameter": 1.0},
+        {"translational_stiffness": 7000},  # out of range
+        {"translational_stiffness": -1},
+        {"translational_stiffness": "stiff"},
+        '{"translational_stiffness": NaN}',
+        {"translational_damping": 50, "rotational_stiffness": 1e6},  # one bad value: none applied
+    ],
+    "move_gripper": ["not json", {}, {"gripper_pos": "open"}, '{"gripper_pos": NaN}'],
+    "set_load": [
+        "not json",
+        {"mass": 1.0},
+        {"mass": -1.0, "F_x_center_load": [0, 0, 0], "load_inertia": [0] * 9},
+        {"mass": 1.0, "F_x_center_load": [0, 0], "load_inertia": [0] * 9},
+        {"mass": 1.0, "F_x_center_load": [0, 0, 0], "load_inertia": [0] * 8},
+        '{"mass": NaN, "F_x_center_load": [0, 0, 0], "load_inertia": [0, 0, 0, 0, 0, 0, 0, 0, 0]}',
+    ],
+}
+CASES = [(route, body) for route, bodies in BAD_BODIES.items() for body in bodies]
+
+
+@pytest.mark.parametrize("route,body", CASES, ids=[f"{r}-{i}" for i, (r, _) in enumerate(CASES)])
+def test_malformed_request_is_refused_with_400_and_changes_nothing(sim, route, body):
+    robot, _ = sim
+    before = robot.state()
+    if isinstance(body, str):
+        response = robot.post(route, data=body)
+    else:
+        response = robot.post(route, json=body)
+    assert response.status_code == 400, response.text
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert response.json()["error"]
+    after = robot.state()
+    np.testing.assert_allclose(after["pose"][:3], before["pose"][:3], atol=1e-3)
+
+
+def test_refused_parameters_leave_the_controller_unchanged(sim, ros):
+    robot, _ = sim
+    robot.ok("update_param", {"translational_damping": 89})
+    assert robot.post("update_param", json={"translational_damping": 50, "rotational_stiffness": 1e6}).status_code == 400
+    assert ros.remote_parameter("/cartesian_impedance_controller", "translational_damping") == 89.0
+    robot.ok("update_param", {"translational_damping": 60})
+    assert ros.remote_parameter("/cartesian_impedance_controller", "translational_damping") == 60.0
+    robot.ok("update_param", {"translational_damping": 89})
+
+
+def test_simulation_keeps_stepping_after_a_barrage_of_bad_input(sim, ros):
+    robot, process = sim
+    t0, _ = ros.latest()
+    for route, body in CASES:
+        robot.post(route, data=body) if isinstance(body, str) else robot.post(route, json=body)
+    assert wait_until(lambda: ros.latest()[0] > t0 + 0.5, 10.0)
+    assert process.alive()
+    assert robot.post("getstate").status_code == 200
+
+
+def test_without_a_robot_state_routes_answer_503_not_zeros():
+    """franka_server alone (no simulator on its ROS domain): clear 503s, never a crash or zeros."""
+    port = free_port()
+    server = Process(
+        ["ros2", "run", "isaac_franka_bridge", "franka_server", "--ros-args", "-p", f"port:={port}", "-p", "service_timeout:=0.5"],
+        "server-alone",
+        env={"ROS_DOMAIN_ID": str((int(os.environ["ROS_DOMAIN_ID"]) + 1) % 100)},  # a domain with no robot
+    )
+    url = f"http://127.0.0.1:{port}/"
+
+    def up() -> bool:
+        try:
+            return requests.post(url + "getpos", timeout=1).status_code > 0
+        except requests.ConnectionError:
+            return False
+
+    try:
+        assert wait_until(up, 30.0), server.output()
+        for route in ("getstate", "getpos", "getq", "get_gripper", "getjacobian"):
+            response = requests.post(url + route, timeout=5)
+            assert response.status_code == 503 and "error" in response.json()
+        response = requests.post(url + "pose", json={"arr": [0.5, 0, 0.3, 1, 0, 0, 0]}, timeout=5)
+        assert response.status_code == 503
+        assert requests.post(url + "clearerr", timeout=5).status_code == 503
+        assert server.alive()
+    finally:
+        server.stop()

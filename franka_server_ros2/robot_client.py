@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
+from rclpy.serialization import deserialize_message
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -29,7 +31,13 @@ from std_srvs.srv import Trigger
 
 from .grippers import GRIPPERS, GripperModel
 
-STAMPED_TOPICS = ("joint_states", "O_T_EE", "O_dP_EE", "K_F_ext_hat_K")
+TOPIC_TYPES = {
+    "joint_states": JointState,
+    "O_T_EE": PoseStamped,
+    "O_dP_EE": TwistStamped,
+    "K_F_ext_hat_K": WrenchStamped,
+}
+STAMPED_TOPICS = tuple(TOPIC_TYPES)
 
 
 class RobotUnavailable(RuntimeError):
@@ -85,16 +93,22 @@ class FrankaRosClient(Node):
             raise ValueError(f"gripper_type '{gripper_type}' must be one of {[*GRIPPERS, 'None']}")
         self.gripper: GripperModel | None = GRIPPERS.get(gripper_type)
 
-        self.snapshot: StateSnapshot | None = None
-        self._partial: dict[float, dict[str, object]] = {}
-        self._jacobian: np.ndarray | None = None
-        self._gripper_joints = np.zeros(1)
-
+        # State messages arrive at up to 1 kHz but are read at ~10 Hz: keep them serialized (raw) and
+        # deserialize only what a request needs. That keeps this node's CPU use near zero.
+        self._raw: dict[str, deque[tuple[float, bytes]]] = {t: deque(maxlen=16) for t in STAMPED_TOPICS}
+        self._raw_jacobian: bytes | None = None
+        self._raw_gripper: bytes | None = None
+        self._cached: StateSnapshot | None = None
+        self._cache_key: bytes | None = None
         qos = QoSProfile(depth=10)
-        for topic, kind in zip(STAMPED_TOPICS, (JointState, PoseStamped, TwistStamped, WrenchStamped)):
-            self.create_subscription(kind, f"franka_state_controller/{topic}", self._stamped_callback(topic), qos)
-        self.create_subscription(Float64MultiArray, "cartesian_impedance_controller/franka_jacobian", self._on_jacobian, qos)
-        self.create_subscription(JointState, "franka_gripper/joint_states", self._on_gripper, qos)
+        for topic in STAMPED_TOPICS:
+            self.create_subscription(
+                TOPIC_TYPES[topic], f"franka_state_controller/{topic}", self._raw_callback(topic), qos, raw=True
+            )
+        self.create_subscription(
+            Float64MultiArray, "cartesian_impedance_controller/franka_jacobian", self._on_jacobian, qos, raw=True
+        )
+        self.create_subscription(JointState, "franka_gripper/joint_states", self._on_gripper, qos, raw=True)
 
         self.pose_publisher = self.create_publisher(PoseStamped, "cartesian_impedance_controller/equilibrium_pose", qos)
         calls = ReentrantCallbackGroup()
@@ -119,55 +133,71 @@ class FrankaRosClient(Node):
         self.base_frame = "panda_link0"
 
     # ------------------------------------------------------------------ state in
-    def _stamped_callback(self, topic: str):
-        def callback(msg) -> None:
-            stamp = _stamp(msg)
-            if topic == "O_T_EE":
-                self.base_frame = msg.header.frame_id or self.base_frame
-            parts = self._partial.setdefault(stamp, {})
-            parts[topic] = msg
-            if len(parts) == len(STAMPED_TOPICS):
-                self._complete(stamp, parts)
-                for old in [s for s in self._partial if s <= stamp]:
-                    del self._partial[old]
-            elif len(self._partial) > 8:  # a tick whose messages never all arrived
-                del self._partial[min(self._partial)]
+    def _raw_callback(self, topic: str):
+        queue = self._raw[topic]
+
+        def callback(data: bytes) -> None:
+            queue.append((time.monotonic(), data))
 
         return callback
 
-    def _on_jacobian(self, msg: Float64MultiArray) -> None:
-        if len(msg.data) == 42:
-            self._jacobian = np.array(msg.data).reshape((6, 7), order="F")
+    def _on_jacobian(self, data: bytes) -> None:
+        self._raw_jacobian = data
 
-    def _on_gripper(self, msg: JointState) -> None:
-        self._gripper_joints = np.array(msg.position)
+    def _on_gripper(self, data: bytes) -> None:
+        self._raw_gripper = data
 
-    def _complete(self, stamp: float, parts: dict) -> None:
-        if self._jacobian is None:
-            return
+    @property
+    def state_age(self) -> float | None:
+        """Seconds since the last state message arrived (None before the first)."""
+        queue = self._raw["joint_states"]
+        return time.monotonic() - queue[-1][0] if queue else None
+
+    def state(self) -> StateSnapshot:
+        """The newest snapshot whose stamped topics all carry the same control-tick stamp."""
+        if not all(self._raw.values()) or self._raw_jacobian is None:
+            raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
+        raw = {t: list(self._raw[t]) for t in STAMPED_TOPICS}  # list() of a deque is atomic under the GIL
+        received, newest = raw["joint_states"][-1]
+        if newest is self._cache_key and self._cached is not None:
+            return self._cached
+        messages = {t: [deserialize_message(d, TOPIC_TYPES[t]) for _, d in raw[t]] for t in STAMPED_TOPICS}
+        by_stamp = {t: {_stamp(m): m for m in ms} for t, ms in messages.items()}
+        for joints in reversed(messages["joint_states"]):
+            stamp = _stamp(joints)
+            if all(stamp in by_stamp[t] for t in STAMPED_TOPICS):
+                break
+        else:
+            raise RobotUnavailable("the robot's state topics carry no common stamp (are they from one robot?)")
+        snapshot = self._assemble(stamp, received, {t: by_stamp[t][stamp] for t in STAMPED_TOPICS})
+        self._cached, self._cache_key = snapshot, newest
+        return snapshot
+
+    def _assemble(self, stamp: float, received: float, parts: dict) -> StateSnapshot:
         joints: JointState = parts["joint_states"]
         pose: PoseStamped = parts["O_T_EE"]
+        self.base_frame = pose.header.frame_id or self.base_frame
         twist = parts["O_dP_EE"].twist
         wrench = parts["K_F_ext_hat_K"].wrench
         p, o = pose.pose.position, pose.pose.orientation
-        self.snapshot = StateSnapshot(
+        jacobian = np.array(deserialize_message(self._raw_jacobian, Float64MultiArray).data)
+        if jacobian.size != 42:
+            raise RobotUnavailable(f"franka_jacobian has {jacobian.size} values, expected 42")
+        gripper_pos = 0.0
+        if self.gripper is not None and self._raw_gripper is not None:
+            gripper_pos = self.gripper.gripper_pos(np.array(deserialize_message(self._raw_gripper, JointState).position))
+        return StateSnapshot(
             stamp=stamp,
-            received=time.monotonic(),
+            received=received,
             pose=np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]),
             vel=np.array([twist.linear.x, twist.linear.y, twist.linear.z, twist.angular.x, twist.angular.y, twist.angular.z]),
             force=np.array([wrench.force.x, wrench.force.y, wrench.force.z]),
             torque=np.array([wrench.torque.x, wrench.torque.y, wrench.torque.z]),
             q=np.array(joints.position),
             dq=np.array(joints.velocity),
-            jacobian=self._jacobian,
-            gripper_pos=self.gripper.gripper_pos(self._gripper_joints) if self.gripper else 0.0,
+            jacobian=jacobian.reshape((6, 7), order="F"),
+            gripper_pos=gripper_pos,
         )
-
-    def state(self) -> StateSnapshot:
-        snapshot = self.snapshot
-        if snapshot is None:
-            raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
-        return snapshot
 
     # ------------------------------------------------------------------ commands out
     def move(self, position: np.ndarray, quat: np.ndarray) -> None:

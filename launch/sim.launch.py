@@ -21,7 +21,7 @@ ARGUMENTS = {
     "port": ("5000", "HTTP port of franka_server_ros2"),
     "gripper_type": ("Robotiq", "gripper: Robotiq (2F-85)"),
     "real_time_factor": ("1.0", "simulation pace: 1.0 wall-clock time, 0.0 as fast as possible"),
-    "state_publish_rate": ("1000.0", "rate of the robot state topics [Hz]"),
+    "state_publish_rate": ("500.0", "rate of the robot state topics [Hz]"),
     "reset_joint_target": ("[0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]", "joint configuration of start-up and /jointreset"),
     "use_sim_time": ("true", "server and tools follow the simulated /clock"),
 }

@@ -1,8 +1,14 @@
-"""Conversions between the simulation's numpy data and standard ROS 2 messages."""
+"""Conversions between the simulation's numpy data and standard ROS 2 messages.
+
+The state topics go out at up to 1 kHz from Python, so the publisher side fills messages it
+built once (names, frames, layout) and hands sequences over as array.array buffers, which the
+generated message setters take without a per-element type check.
+"""
 
 from __future__ import annotations
 
 import math
+from array import array
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -10,13 +16,10 @@ from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
-JACOBIAN_LAYOUT = MultiArrayLayout(
-    dim=[
-        MultiArrayDimension(label="column", size=7, stride=42),
-        MultiArrayDimension(label="row", size=6, stride=6),
-    ],
-    data_offset=0,
-)
+
+def doubles(values: np.ndarray) -> array:
+    """A float64[] field value without per-element checks."""
+    return array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
 
 
 def stamp_of(seconds: float) -> Time:
@@ -24,13 +27,16 @@ def stamp_of(seconds: float) -> Time:
     return Time(sec=int(sec), nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
 
 
-def pose_msg(stamp: Time, frame_id: str, position: np.ndarray, quat: np.ndarray) -> PoseStamped:
-    msg = PoseStamped()
-    msg.header.stamp, msg.header.frame_id = stamp, frame_id
-    p, o = msg.pose.position, msg.pose.orientation
-    p.x, p.y, p.z = (float(v) for v in position)
-    o.x, o.y, o.z, o.w = (float(v) for v in quat)
-    return msg
+def seconds_of(stamp: Time) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def jacobian_layout() -> MultiArrayLayout:
+    """42 values, column-major, as franka's ZeroJacobian: reshape((6, 7), order='F') restores it."""
+    return MultiArrayLayout(
+        dim=[MultiArrayDimension(label="column", size=7, stride=42), MultiArrayDimension(label="row", size=6, stride=6)],
+        data_offset=0,
+    )
 
 
 def pose_from_msg(msg: PoseStamped) -> tuple[np.ndarray, np.ndarray]:
@@ -38,20 +44,9 @@ def pose_from_msg(msg: PoseStamped) -> tuple[np.ndarray, np.ndarray]:
     return np.array([p.x, p.y, p.z]), np.array([o.x, o.y, o.z, o.w])
 
 
-def twist_msg(stamp: Time, frame_id: str, twist: np.ndarray) -> TwistStamped:
-    msg = TwistStamped()
-    msg.header.stamp, msg.header.frame_id = stamp, frame_id
+def vector6_from_twist(msg: TwistStamped) -> np.ndarray:
     t = msg.twist
-    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(v) for v in twist)
-    return msg
-
-
-def wrench_msg(stamp: Time, frame_id: str, wrench: np.ndarray) -> WrenchStamped:
-    msg = WrenchStamped()
-    msg.header.stamp, msg.header.frame_id = stamp, frame_id
-    w = msg.wrench
-    w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z = (float(v) for v in wrench)
-    return msg
+    return np.array([t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z])
 
 
 def wrench_from_msg(msg: WrenchStamped) -> np.ndarray:
@@ -59,20 +54,39 @@ def wrench_from_msg(msg: WrenchStamped) -> np.ndarray:
     return np.array([f.x, f.y, f.z, t.x, t.y, t.z])
 
 
-def joint_state_msg(
-    stamp: Time, names: tuple[str, ...], position: np.ndarray, velocity=None, effort=None
-) -> JointState:
-    msg = JointState()
-    msg.header.stamp = stamp
-    msg.name = list(names)
-    msg.position = position.tolist()
-    if velocity is not None:
-        msg.velocity = velocity.tolist()
-    if effort is not None:
-        msg.effort = effort.tolist()
-    return msg
+class StateMessages:
+    """The messages of one robot state, built once and refilled every publishing tick."""
 
+    def __init__(self, base_frame: str, ee_frame: str, arm_joints, gripper_joints, all_joints) -> None:
+        self.pose = PoseStamped()
+        self.pose.header.frame_id = base_frame
+        self.twist = TwistStamped()
+        self.twist.header.frame_id = base_frame
+        self.wrench = WrenchStamped()
+        self.wrench.header.frame_id = ee_frame
+        self.joints = JointState(name=list(arm_joints))
+        self.gripper = JointState(name=list(gripper_joints))
+        self.all_joints = JointState(name=list(all_joints))
+        self.jacobian = Float64MultiArray(layout=jacobian_layout())
 
-def jacobian_msg(jacobian: np.ndarray) -> Float64MultiArray:
-    """42 values, column-major, as franka's ZeroJacobian: reshape((6, 7), order='F') restores it."""
-    return Float64MultiArray(layout=JACOBIAN_LAYOUT, data=jacobian.flatten(order="F").tolist())
+    def fill(self, stamp: Time, snap) -> None:
+        """Arm state topics from a RobotSnapshot (all with the same stamp)."""
+        self.pose.header.stamp = self.twist.header.stamp = self.wrench.header.stamp = stamp
+        self.joints.header.stamp = stamp
+        p, o = self.pose.pose.position, self.pose.pose.orientation
+        p.x, p.y, p.z = snap.position.tolist()
+        o.x, o.y, o.z, o.w = snap.quat.tolist()
+        t = self.twist.twist
+        t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = snap.twist.tolist()
+        w = self.wrench.wrench
+        w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z = snap.wrench.tolist()
+        self.joints.position, self.joints.velocity = doubles(snap.q), doubles(snap.dq)
+        self.joints.effort = doubles(snap.tau_measured)
+        self.jacobian.data = doubles(snap.jacobian.flatten(order="F"))
+
+    def fill_joint_states(self, stamp: Time, snap) -> None:
+        """/joint_states (every joint) and the gripper's joint_states."""
+        self.gripper.header.stamp = self.all_joints.header.stamp = stamp
+        self.gripper.position = doubles(snap.gripper_positions)
+        self.all_joints.position = doubles(snap.joint_positions)
+        self.all_joints.velocity = doubles(snap.joint_velocities)

@@ -90,6 +90,13 @@ class SimBridge:
         )
         self.base_frame = f"{self._param(self.sim_node, 'arm_id')}_link0"
         self.ee_frame = f"{self._param(self.sim_node, 'arm_id')}_EE"
+        b = self.backend
+        self.messages = msgs.StateMessages(
+            self.base_frame, self.ee_frame, b.arm_joint_names, b.gripper_joint_names, b.joint_names
+        )
+        state_rate = 1.0 / (self.loop.publish_every * self.loop.dt)
+        self.joint_states_every = max(1, round(state_rate / self._param(self.sim_node, "joint_states_publish_rate")))
+        self._snapshots_published = 0
         self._create_interfaces()
 
     # ------------------------------------------------------------------ parameters
@@ -112,9 +119,18 @@ class SimBridge:
         )
         self.sim_node.declare_parameter(
             "state_publish_rate",
-            1000.0,
+            500.0,
             ParameterDescriptor(
-                description="rate of the franka_state_controller topics, /joint_states and /clock [Hz]",
+                description="rate of the franka_state_controller topics, the Jacobian and /clock [Hz]",
+                floating_point_range=_range(1.0, 1000.0),
+                **read_only,
+            ),
+        )
+        self.sim_node.declare_parameter(
+            "joint_states_publish_rate",
+            100.0,
+            ParameterDescriptor(
+                description="rate of /joint_states and /franka_gripper/joint_states [Hz]",
                 floating_point_range=_range(1.0, 1000.0),
                 **read_only,
             ),
@@ -219,17 +235,19 @@ class SimBridge:
 
     def _publish_state_topics(self, snap: RobotSnapshot) -> None:
         stamp = msgs.stamp_of(snap.stamp)
-        self.pub_jacobian.publish(msgs.jacobian_msg(snap.jacobian))
-        self.pub_pose.publish(msgs.pose_msg(stamp, self.base_frame, snap.position, snap.quat))
-        self.pub_twist.publish(msgs.twist_msg(stamp, self.base_frame, snap.twist))
-        self.pub_wrench.publish(msgs.wrench_msg(stamp, self.ee_frame, snap.wrench))
-        self.pub_gripper.publish(msgs.joint_state_msg(stamp, snap.gripper_joint_names, snap.gripper_positions))
-        arm_names = self.backend.arm_joint_names
-        self.pub_joint_states.publish(msgs.joint_state_msg(stamp, arm_names, snap.q, snap.dq, snap.tau_measured))
-        self.pub_all_joints.publish(
-            msgs.joint_state_msg(stamp, snap.joint_names, snap.joint_positions, snap.joint_velocities)
-        )
+        m = self.messages
+        m.fill(stamp, snap)
+        self.pub_jacobian.publish(m.jacobian)
+        self.pub_pose.publish(m.pose)
+        self.pub_twist.publish(m.twist)
+        self.pub_wrench.publish(m.wrench)
+        self.pub_joint_states.publish(m.joints)
         self.pub_clock.publish(Clock(clock=stamp))
+        self._snapshots_published += 1
+        if self._snapshots_published % self.joint_states_every == 0:
+            m.fill_joint_states(stamp, snap)
+            self.pub_gripper.publish(m.gripper)
+            self.pub_all_joints.publish(m.all_joints)
 
     def _publish_diagnostics(self) -> None:
         durations = np.array(self.loop.tick_durations) * 1e6

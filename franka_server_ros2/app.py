@@ -74,6 +74,17 @@ def create_app(robot: FrankaRosClient) -> Flask:
     for name, answer in STATE_ROUTES.items():
         state_route(name, answer)
 
+    @app.get("/health")
+    def health():
+        """Liveness for people and monitors (a new route; the original ones are unchanged)."""
+        age = robot.state_age
+        timeout = robot.get_parameter("state_timeout").value
+        status = "no_state" if age is None else ("ok" if age <= timeout else "stale")
+        body = {"status": status, "simulation_running": status == "ok", "state_age_s": age, "state_timeout_s": timeout}
+        response = jsonify(body)
+        response.status_code = 200 if status == "ok" else 503
+        return response
+
     workspace = lambda key: np.array(robot.get_parameter(key).value, dtype=float)  # noqa: E731
 
     @app.post("/pose")

@@ -40,7 +40,9 @@ def finite_number(body: Mapping[str, Any], key: str) -> float:
     return float(value)
 
 
-def pose(body: Mapping[str, Any], workspace_min: np.ndarray, workspace_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pose(
+    body: Mapping[str, Any], workspace_min: np.ndarray, workspace_max: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """`{"arr": [x, y, z, qx, qy, qz, qw]}` -> position, unit quaternion (normalised on arrival)."""
     arr = finite_vector(body, "arr", 7)
     position, quat = arr[:3], arr[3:]

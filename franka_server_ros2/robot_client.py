@@ -68,7 +68,9 @@ def _stamp(msg) -> float:
 class FrankaRosClient(Node):
     def __init__(self) -> None:
         super().__init__("franka_server")
-        self.declare_parameter("host", "127.0.0.1", ParameterDescriptor(description="address the HTTP server binds", read_only=True))
+        self.declare_parameter(
+            "host", "127.0.0.1", ParameterDescriptor(description="address the HTTP server binds", read_only=True)
+        )
         self.declare_parameter("port", 5000, ParameterDescriptor(description="HTTP port", read_only=True))
         self.declare_parameter(
             "gripper_type",
@@ -84,6 +86,11 @@ class FrankaRosClient(Node):
             "workspace_max",
             [0.9, 0.9, 1.2],
             ParameterDescriptor(description="upper corner of the box /pose accepts, base frame [m]"),
+        )
+        self.declare_parameter(
+            "state_timeout",
+            0.5,
+            ParameterDescriptor(description="state older than this answers 503, not stale data [s]"),
         )
         self.declare_parameter(
             "service_timeout", 5.0, ParameterDescriptor(description="how long to wait for a robot service [s]")
@@ -159,19 +166,41 @@ class FrankaRosClient(Node):
             raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
         raw = {t: list(self._raw[t]) for t in STAMPED_TOPICS}  # list() of a deque is atomic under the GIL
         received, newest = raw["joint_states"][-1]
+        age = time.monotonic() - received
+        if age > self.get_parameter("state_timeout").value:
+            raise RobotUnavailable(
+                f"robot state is stale: the last one arrived {age:.2f} s ago (robot or simulator stopped?)"
+            )
         if newest is self._cache_key and self._cached is not None:
             return self._cached
-        messages = {t: [deserialize_message(d, TOPIC_TYPES[t]) for _, d in raw[t]] for t in STAMPED_TOPICS}
-        by_stamp = {t: {_stamp(m): m for m in ms} for t, ms in messages.items()}
-        for joints in reversed(messages["joint_states"]):
+        # newest tick first; usually every topic's newest message already carries its stamp
+        for _, data in reversed(raw["joint_states"]):
+            joints = deserialize_message(data, JointState)
             stamp = _stamp(joints)
-            if all(stamp in by_stamp[t] for t in STAMPED_TOPICS):
+            parts = {"joint_states": joints}
+            for topic in STAMPED_TOPICS[1:]:
+                match = self._find(raw[topic], TOPIC_TYPES[topic], stamp)
+                if match is None:
+                    break
+                parts[topic] = match
+            else:
                 break
         else:
             raise RobotUnavailable("the robot's state topics carry no common stamp (are they from one robot?)")
-        snapshot = self._assemble(stamp, received, {t: by_stamp[t][stamp] for t in STAMPED_TOPICS})
+        snapshot = self._assemble(stamp, received, parts)
         self._cached, self._cache_key = snapshot, newest
         return snapshot
+
+    @staticmethod
+    def _find(queue: list[tuple[float, bytes]], kind, stamp: float):
+        for _, data in reversed(queue):
+            msg = deserialize_message(data, kind)
+            found = _stamp(msg)
+            if found == stamp:
+                return msg
+            if found < stamp:
+                return None
+        return None
 
     def _assemble(self, stamp: float, received: float, parts: dict) -> StateSnapshot:
         joints: JointState = parts["joint_states"]
@@ -185,12 +214,16 @@ class FrankaRosClient(Node):
             raise RobotUnavailable(f"franka_jacobian has {jacobian.size} values, expected 42")
         gripper_pos = 0.0
         if self.gripper is not None and self._raw_gripper is not None:
-            gripper_pos = self.gripper.gripper_pos(np.array(deserialize_message(self._raw_gripper, JointState).position))
+            gripper_pos = self.gripper.gripper_pos(
+                np.array(deserialize_message(self._raw_gripper, JointState).position)
+            )
         return StateSnapshot(
             stamp=stamp,
             received=received,
             pose=np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]),
-            vel=np.array([twist.linear.x, twist.linear.y, twist.linear.z, twist.angular.x, twist.angular.y, twist.angular.z]),
+            vel=np.array(
+                [twist.linear.x, twist.linear.y, twist.linear.z, twist.angular.x, twist.angular.y, twist.angular.z]
+            ),
             force=np.array([wrench.force.x, wrench.force.y, wrench.force.z]),
             torque=np.array([wrench.torque.x, wrench.torque.y, wrench.torque.z]),
             q=np.array(joints.position),
@@ -232,7 +265,9 @@ class FrankaRosClient(Node):
         if self._compliance_names is None:
             self._ready(self._list_params, self._list_params.srv_name)
             result = self._wait(self._list_params.call_async(ListParameters.Request()), 5.0, "list_parameters").result
-            self._compliance_names = {n for n in result.names if not n.startswith("qos_overrides") and n != "use_sim_time"}
+            self._compliance_names = {
+                n for n in result.names if not n.startswith("qos_overrides") and n != "use_sim_time"
+            }
         return self._compliance_names
 
     def set_parameters(self, node: str, values: dict[str, object]) -> tuple[bool, str]:

@@ -1,18 +1,19 @@
 """The simulated Franka and franka_server_ros2: what `make sim` runs.
 
-    ros2 launch isaac_franka_bridge sim.launch.py                      # MuJoCo on the CPU
-    ros2 launch isaac_franka_bridge sim.launch.py backend:=isaac       # Isaac Sim on a GPU host
-    ros2 launch isaac_franka_bridge sim.launch.py namespace:=left host:=127.0.0.2
+ros2 launch isaac_franka_bridge sim.launch.py                      # MuJoCo on the CPU
+ros2 launch isaac_franka_bridge sim.launch.py backend:=isaac       # Isaac Sim on a GPU host
+ros2 launch isaac_franka_bridge sim.launch.py namespace:=left host:=127.0.0.2
 """
 
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+
+from launch import LaunchDescription
 
 ARGUMENTS = {
     "backend": ("mujoco", "physics backend: mujoco (CPU) or isaac (GPU host with Isaac Sim 6)"),
@@ -65,6 +66,9 @@ def generate_launch_description() -> LaunchDescription:
         ],
     )
     return LaunchDescription(
-        [DeclareLaunchArgument(name, default_value=default, description=text) for name, (default, text) in ARGUMENTS.items()]
+        [
+            DeclareLaunchArgument(name, default_value=default, description=text)
+            for name, (default, text) in ARGUMENTS.items()
+        ]
         + [sim, server]
     )

@@ -8,9 +8,10 @@ import os
 import sys
 
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription, LaunchService
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import AnyLaunchDescriptionSource
+
+from launch import LaunchDescription, LaunchService
 
 
 def main(argv: list[str]) -> int:
@@ -29,9 +30,7 @@ def main(argv: list[str]) -> int:
         return 2
     service = LaunchService(argv=argv)
     service.include_launch_description(
-        LaunchDescription(
-            [IncludeLaunchDescription(AnyLaunchDescriptionSource(path), launch_arguments=launch_args)]
-        )
+        LaunchDescription([IncludeLaunchDescription(AnyLaunchDescriptionSource(path), launch_arguments=launch_args)])
     )
     return service.run()
 

@@ -52,7 +52,10 @@ class Process:
         self.log_path = Path(tempfile.mkdtemp(prefix=f"{name}-")) / "output.log"
         self._log = open(self.log_path, "w")
         self.popen = subprocess.Popen(
-            command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            command,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
             env={**os.environ, **(env or {})},
         )
 

@@ -5,6 +5,7 @@ import os
 import numpy as np
 import pytest
 import requests
+
 from conftest import Process, free_port, wait_until
 
 NAN_BODY = '{"arr": [0.5, 0.0, 0.3, NaN, 0, 0, 1]}'
@@ -64,7 +65,9 @@ def test_malformed_request_is_refused_with_400_and_changes_nothing(sim, route, b
 def test_refused_parameters_leave_the_controller_unchanged(sim, ros):
     robot, _ = sim
     robot.ok("update_param", {"translational_damping": 89})
-    assert robot.post("update_param", json={"translational_damping": 50, "rotational_stiffness": 1e6}).status_code == 400
+    assert (
+        robot.post("update_param", json={"translational_damping": 50, "rotational_stiffness": 1e6}).status_code == 400
+    )
     assert ros.remote_parameter("/cartesian_impedance_controller", "translational_damping") == 89.0
     robot.ok("update_param", {"translational_damping": 60})
     assert ros.remote_parameter("/cartesian_impedance_controller", "translational_damping") == 60.0
@@ -85,7 +88,17 @@ def test_without_a_robot_state_routes_answer_503_not_zeros():
     """franka_server alone (no simulator on its ROS domain): clear 503s, never a crash or zeros."""
     port = free_port()
     server = Process(
-        ["ros2", "run", "isaac_franka_bridge", "franka_server", "--ros-args", "-p", f"port:={port}", "-p", "service_timeout:=0.5"],
+        [
+            "ros2",
+            "run",
+            "isaac_franka_bridge",
+            "franka_server",
+            "--ros-args",
+            "-p",
+            f"port:={port}",
+            "-p",
+            "service_timeout:=0.5",
+        ],
         "server-alone",
         env={"ROS_DOMAIN_ID": str((int(os.environ["ROS_DOMAIN_ID"]) + 1) % 100)},  # a domain with no robot
     )

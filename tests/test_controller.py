@@ -20,7 +20,7 @@ def controller(**params) -> CartesianImpedanceController:
     return c
 
 
-def task_force(c: CartesianImpedanceController, position=np.zeros(3), quat=IDENTITY_Q, dq=ZERO7) -> np.ndarray:
+def task_force(c: CartesianImpedanceController, position=(0.0, 0.0, 0.0), quat=IDENTITY_Q, dq=ZERO7) -> np.ndarray:
     rotation = np.eye(3)
     return c.update(ZERO7, dq, np.asarray(position, float), rotation, np.asarray(quat, float), J, ZERO7)[:6]
 
@@ -136,7 +136,9 @@ def test_null_space_torque_is_the_projected_joint_spring():
     rng = np.random.default_rng(0)
     jac = rng.normal(size=(6, 7))
     q = np.full(7, 0.1)
-    c = CartesianImpedanceController({"nullspace_stiffness": 10.0, "joint1_nullspace_stiffness": 4.0}, delta_tau_max=1e9)
+    c = CartesianImpedanceController(
+        {"nullspace_stiffness": 10.0, "joint1_nullspace_stiffness": 4.0}, delta_tau_max=1e9
+    )
     c.start(ZERO7, np.zeros(3), IDENTITY_Q)
     c.stiffness[:] = 0.0
     c.damping[:] = 0.0

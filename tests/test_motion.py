@@ -2,8 +2,9 @@
 (real sim bridge, real server, real MuJoCo physics; times are simulated time from the stamps)."""
 
 import numpy as np
-from conftest import wait_until
 from scipy.spatial.transform import Rotation
+
+from conftest import wait_until
 
 TOLERANCE_M, TOLERANCE_RAD = 0.002, 0.02
 

@@ -53,5 +53,5 @@ class PhysicsBackend(ABC):
     def set_arm_configuration(self, q: np.ndarray) -> None:
         """Teleport the arm to `q` at rest (start-up only)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (optional hook, most backends have nothing to release)
         """Release simulator resources."""

@@ -52,7 +52,7 @@ def build_model(timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET)
     for body in spec.bodies:
         if body.name != "world":
             body.gravcomp = 1.0
-    for name, limit in zip(ARM_JOINTS, TORQUE_LIMITS):
+    for name, limit in zip(ARM_JOINTS, TORQUE_LIMITS, strict=True):
         joint = spec.joint(name)
         joint.actgravcomp = True
         joint.actfrclimited = True

@@ -183,9 +183,7 @@ class CartesianImpedanceController:
         dqe = np.array(dq, dtype=float)
         dqe[0] *= 2.0 * math.sqrt(self.joint1_nullspace_stiffness)
         projector = np.eye(7) - jacobian.T @ damped_pinv_of_transpose(jacobian, PINV_DAMPING)
-        tau_null = projector @ (
-            self.nullspace_stiffness * qe - 2.0 * math.sqrt(self.nullspace_stiffness) * dqe
-        )
+        tau_null = projector @ (self.nullspace_stiffness * qe - 2.0 * math.sqrt(self.nullspace_stiffness) * dqe)
         # 5. sum and torque-rate saturation
         tau_d = tau_task + tau_null + coriolis
         tau_d = self.tau_previous + np.clip(tau_d - self.tau_previous, -self.delta_tau_max, self.delta_tau_max)

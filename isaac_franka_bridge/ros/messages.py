@@ -34,7 +34,10 @@ def seconds_of(stamp: Time) -> float:
 def jacobian_layout() -> MultiArrayLayout:
     """42 values, column-major, as franka's ZeroJacobian: reshape((6, 7), order='F') restores it."""
     return MultiArrayLayout(
-        dim=[MultiArrayDimension(label="column", size=7, stride=42), MultiArrayDimension(label="row", size=6, stride=6)],
+        dim=[
+            MultiArrayDimension(label="column", size=7, stride=42),
+            MultiArrayDimension(label="row", size=6, stride=6),
+        ],
         data_offset=0,
     )
 

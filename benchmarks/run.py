@@ -1,0 +1,219 @@
+"""Benchmarks: latency and real-time-factor figures, medians and p99, with the machine noted.
+
+    make bench                      # prints a table and rewrites benchmarks/results.md
+
+1. physics + controller, in process, as fast as possible: tick time and real-time capacity;
+2. the product as users run it (sim.launch.py: sim bridge + franka_server_ros2, real ROS 2 and HTTP):
+   real-time factor at wall-clock pace, /getstate round trip, age of the state a request sees,
+   POST /pose -> equilibrium_pose delivery, and the CPU each process uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+os.environ["ROS_DOMAIN_ID"] = str(random.randint(20, 99))
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+
+import mujoco  # noqa: E402
+import psutil  # noqa: E402
+import rclpy  # noqa: E402
+import requests  # noqa: E402
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.serialization import deserialize_message  # noqa: E402
+
+from isaac_franka_bridge.backends import create_backend  # noqa: E402
+from isaac_franka_bridge.controller import CartesianImpedanceController  # noqa: E402
+from isaac_franka_bridge.sim.loop import SimulationLoop  # noqa: E402
+
+RESULTS = Path(__file__).with_name("results.md")
+
+
+def stats(values) -> tuple[float, float]:
+    a = np.asarray(values, dtype=float)
+    return float(np.median(a)), float(np.percentile(a, 99))
+
+
+def physics_capacity(ticks: int) -> dict[str, tuple[float, float] | float]:
+    backend = create_backend("mujoco")
+    backend.set_arm_configuration(np.array([0, 0, 0, -1.9, 0, 2, 0.0]))
+    loop = SimulationLoop(backend, CartesianImpedanceController(), lambda s: None, publish_rate=500, real_time_factor=0)
+    loop.start_impedance()
+    durations = []
+    for i in range(ticks):
+        if i % 500 == 0:  # keep the arm moving
+            s = loop._measure()
+            loop.controller.set_target(s.position + np.array([0.02, 0.0, 0.0]) * (1 if i % 1000 else -1), s.quat)
+        t0 = time.perf_counter()
+        loop._tick()
+        durations.append(time.perf_counter() - t0)
+    mean = float(np.mean(durations))
+    return {"tick_us": stats(np.array(durations) * 1e6), "rtf_capacity": backend.timestep / mean}
+
+
+class Probe(Node):
+    def __init__(self) -> None:
+        super().__init__("benchmark_probe")
+        self.raw_states: list[tuple[float, bytes]] = []  # (wall, serialized O_T_EE): decoded afterwards
+        self.pose_arrivals: list[float] = []
+        self.create_subscription(PoseStamped, "/franka_state_controller/O_T_EE", self._on_state, 100, raw=True)
+        self.create_subscription(PoseStamped, "/cartesian_impedance_controller/equilibrium_pose", self._on_pose, 10)
+
+    def _on_state(self, data: bytes) -> None:
+        self.raw_states.append((time.monotonic(), data))
+
+    def stamps(self) -> list[tuple[float, float]]:
+        out = []
+        for wall, data in self.raw_states:
+            stamp = deserialize_message(data, PoseStamped).header.stamp
+            out.append((wall, stamp.sec + stamp.nanosec * 1e-9))
+        return out
+
+    def _on_pose(self, msg) -> None:
+        self.pose_arrivals.append(time.monotonic())
+
+
+def product(seconds: float, requests_n: int) -> dict:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(Path(tempfile.mkdtemp()) / "sim.log", "w")
+    proc = subprocess.Popen(
+        ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={port}"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    session = requests.Session()
+    rclpy.init()
+    probe = Probe()
+    executor = SingleThreadedExecutor()
+    executor.add_node(probe)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if session.post(url + "getstate", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.25)
+        else:
+            raise RuntimeError("the simulation did not come up")
+        time.sleep(2.0)
+        children = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True)}
+        for p in children.values():
+            p.cpu_percent(None)
+        # real-time factor at pace, from the state stamps against the wall clock
+        probe.raw_states.clear()
+        time.sleep(seconds)
+        cpu = {name: p.cpu_percent(None) for name, p in children.items()}
+        stamps = probe.stamps()
+        (w0, s0), (w1, s1) = stamps[0], stamps[-1]
+        rtf = (s1 - s0) / (w1 - w0)
+        state_rate = len(stamps) / (w1 - w0)
+        # /getstate round trip and the age of the state it returns
+        latencies, ages = [], []
+        for _ in range(requests_n):
+            t0 = time.perf_counter()
+            response = session.post(url + "getstate", timeout=5)
+            latencies.append(time.perf_counter() - t0)
+            assert response.status_code == 200
+            ages.append(session.get(url + "health", timeout=5).json()["state_age_s"])
+        # POST /pose -> equilibrium_pose delivered on the ROS graph
+        pose = session.post(url + "getpos", timeout=5).json()["pose"]
+        delays = []
+        for i in range(100):
+            probe.pose_arrivals.clear()
+            t0 = time.monotonic()
+            session.post(url + "pose", json={"arr": [pose[0] + 0.002 * (i % 2), *pose[1:]]}, timeout=5)
+            while not probe.pose_arrivals and time.monotonic() - t0 < 1.0:
+                time.sleep(0.0002)
+            if probe.pose_arrivals:
+                delays.append(probe.pose_arrivals[0] - t0)
+            time.sleep(0.05)
+        return {
+            "rtf": rtf,
+            "state_rate": state_rate,
+            "getstate_ms": stats(np.array(latencies) * 1e3),
+            "state_age_ms": stats(np.array(ages) * 1e3),
+            "pose_delivery_ms": stats(np.array(delays) * 1e3),
+            "cpu": cpu,
+        }
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(20)
+        executor.shutdown()
+        rclpy.try_shutdown()
+
+
+def machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
+        f"Python {platform.python_version()}, MuJoCo {mujoco.__version__}, ROS 2 {os.environ.get('ROS_DISTRO', '?')}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=20000, help="physics ticks for the capacity figure")
+    parser.add_argument("--seconds", type=float, default=10.0, help="wall time for the real-time factor")
+    parser.add_argument("--requests", type=int, default=500, help="/getstate requests")
+    parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {RESULTS.name}")
+    args = parser.parse_args()
+
+    print("physics + controller, in process ...", flush=True)
+    cap = physics_capacity(args.ticks)
+    print("the product: sim.launch.py (MuJoCo, state topics at the default rate) ...", flush=True)
+    prod = product(args.seconds, args.requests)
+    f = lambda pair, unit: f"{pair[0]:.2f} {unit} / {pair[1]:.2f} {unit}"  # noqa: E731
+    rows = [
+        ("physics + controller tick (median / p99)", f(cap["tick_us"], "us")),
+        ("real-time capacity of one core (1 ms / mean tick)", f"{cap['rtf_capacity']:.1f}x"),
+        ("real-time factor at pace, full product", f"{prod['rtf']:.3f}"),
+        ("state topic rate seen by a subscriber", f"{prod['state_rate']:.0f} Hz"),
+        ("POST /getstate round trip (median / p99)", f(prod["getstate_ms"], "ms")),
+        ("age of the state a request sees (median / p99)", f(prod["state_age_ms"], "ms")),
+        ("POST /pose -> equilibrium_pose delivered (median / p99)", f(prod["pose_delivery_ms"], "ms")),
+        ("CPU, sim bridge / server (% of one core)", " / ".join(f"{v:.0f}%" for v in prod["cpu"].values())),
+    ]
+    width = max(len(r[0]) for r in rows)
+    table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
+    header = f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|"
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    text = f"# Benchmark results\n\n`make bench`, {stamp}\n\nMachine: {machine()}\n\n{header}\n{table}\n"
+    print("\n" + text)
+    if not args.no_write:
+        RESULTS.write_text(text)
+        print(f"written to {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""The interface docs cannot drift: they are generated or checked against the running product."""
+
+import sys
+from pathlib import Path
+
+from conftest import wait_until
+
+from franka_server_ros2.app import create_app
+from franka_server_ros2.robot_client import FrankaRosClient
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from gen_docs import PATH as PARAMETERS_MD  # noqa: E402
+from gen_docs import parameters_md  # noqa: E402
+
+
+def test_parameters_doc_is_generated_from_the_parameter_table():
+    assert PARAMETERS_MD.read_text() == parameters_md(), "run: scripts/run.sh python scripts/gen_docs.py"
+
+
+def test_every_http_route_is_documented(ros):
+    client = FrankaRosClient()
+    try:
+        rules = {rule.rule for rule in create_app(client).url_map.iter_rules() if rule.endpoint != "static"}
+    finally:
+        client.destroy_node()
+    doc = (ROOT / "docs" / "routes.md").read_text()
+    assert len(rules) >= 24
+    assert not [r for r in rules if f"`{r}`" not in doc and f"`GET {r}`" not in doc]
+
+
+# services every rclpy node has (parameters, type descriptions)
+STANDARD_NODE_SERVICES = (
+    "/describe_parameters",
+    "/get_parameter_types",
+    "/get_parameters",
+    "/list_parameters",
+    "/set_parameters",
+    "/set_parameters_atomically",
+    "/get_type_description",
+)
+
+
+def test_every_topic_service_and_action_of_the_sim_is_documented(ros):
+    ours = ("/franka", "/cartesian", "/joint_states", "/clock", "/diagnostics", "/sim/")
+    assert wait_until(lambda: any(n == "/franka_state_controller/O_T_EE" for n, _ in ros.get_topic_names_and_types()), 10)
+    topics = {n for n, _ in ros.get_topic_names_and_types() if n.startswith(ours) and "/_action/" not in n}
+    services = {
+        n
+        for n, _ in ros.get_service_names_and_types()
+        if n.startswith(ours) and not n.endswith(STANDARD_NODE_SERVICES) and "/_action/" not in n
+    }
+    actions = {n.split("/_action/")[0] for n, _ in ros.get_service_names_and_types() if "/_action/" in n}
+    doc = (ROOT / "docs" / "ros_interfaces.md").read_text()
+    missing = sorted(n for n in topics | services | actions if f"`{n}`" not in doc)
+    assert not missing, f"undocumented: {missing}"

@@ -18,7 +18,6 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 from .app import create_app
 from .robot_client import FrankaRosClient
 
-
 GIL_SWITCH_INTERVAL = 0.0005  # [s]
 
 

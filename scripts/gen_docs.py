@@ -1,6 +1,6 @@
 """Writes docs/parameters.md from the parameter table (tests/test_docs.py checks it is current).
 
-    scripts/run.sh python scripts/gen_docs.py
+scripts/run.sh python scripts/gen_docs.py
 """
 
 from pathlib import Path

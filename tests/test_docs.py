@@ -3,10 +3,10 @@
 import sys
 from pathlib import Path
 
-from conftest import wait_until
-
 from franka_server_ros2.app import create_app
 from franka_server_ros2.robot_client import FrankaRosClient
+
+from conftest import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -43,7 +43,9 @@ STANDARD_NODE_SERVICES = (
 
 def test_every_topic_service_and_action_of_the_sim_is_documented(ros):
     ours = ("/franka", "/cartesian", "/joint_states", "/clock", "/diagnostics", "/sim/")
-    assert wait_until(lambda: any(n == "/franka_state_controller/O_T_EE" for n, _ in ros.get_topic_names_and_types()), 10)
+    assert wait_until(
+        lambda: any(n == "/franka_state_controller/O_T_EE" for n, _ in ros.get_topic_names_and_types()), 10
+    )
     topics = {n for n, _ in ros.get_topic_names_and_types() if n.startswith(ours) and "/_action/" not in n}
     services = {
         n

@@ -80,7 +80,13 @@ def create_app(robot: FrankaRosClient) -> Flask:
         age = robot.state_age
         timeout = robot.get_parameter("state_timeout").value
         status = "no_state" if age is None else ("ok" if age <= timeout else "stale")
-        body = {"status": status, "simulation_running": status == "ok", "state_age_s": age, "state_timeout_s": timeout}
+        body = {
+            "status": status,
+            "simulation_running": status == "ok",
+            "state_age_s": age,
+            "state_timeout_s": timeout,
+            "robot_mode": robot.robot_mode,
+        }
         response = jsonify(body)
         response.status_code = 200 if status == "ok" else 503
         return response

@@ -22,11 +22,11 @@ from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile
+from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.serialization import deserialize_message
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from .grippers import GRIPPERS, GripperModel
@@ -116,6 +116,9 @@ class FrankaRosClient(Node):
             Float64MultiArray, "cartesian_impedance_controller/franka_jacobian", self._on_jacobian, qos, raw=True
         )
         self.create_subscription(JointState, "franka_gripper/joint_states", self._on_gripper, qos, raw=True)
+        self.robot_mode: str | None = None
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.create_subscription(String, "franka_control/robot_mode", self._on_robot_mode, latched)
 
         self.pose_publisher = self.create_publisher(PoseStamped, "cartesian_impedance_controller/equilibrium_pose", qos)
         calls = ReentrantCallbackGroup()
@@ -150,6 +153,9 @@ class FrankaRosClient(Node):
 
     def _on_jacobian(self, data: bytes) -> None:
         self._raw_jacobian = data
+
+    def _on_robot_mode(self, msg: String) -> None:
+        self.robot_mode = msg.data
 
     def _on_gripper(self, data: bytes) -> None:
         self._raw_gripper = data

@@ -31,7 +31,7 @@ import rclpy  # noqa: E402  (after the domain is chosen)
 from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
-from rclpy.parameter import parameter_value_to_python  # noqa: E402
+from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 
 from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE  # noqa: E402
@@ -107,10 +107,16 @@ def wait_until(predicate: Callable[[], bool], timeout: float, period: float = 0.
     return predicate()
 
 
-def launch_sim(port: int, *extra: str) -> Process:
+def other_domain() -> dict[str, str]:
+    """Environment for a second, independent robot: a ROS domain the session's sim is not on."""
+    return {"ROS_DOMAIN_ID": str((int(os.environ["ROS_DOMAIN_ID"]) + 1) % 100)}
+
+
+def launch_sim(port: int, *extra: str, env: dict[str, str] | None = None) -> Process:
     return Process(
         ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={port}", "host:=127.0.0.1", *extra],
         "sim-launch",
+        env=env,
     )
 
 
@@ -171,6 +177,16 @@ class RosProbe(Node):
         future = client.get_parameters([name])
         assert wait_until(future.done, 10.0), f"no answer from {node}"
         return parameter_value_to_python(future.result().values[0])
+
+    def set_remote_parameters(self, node: str, **values) -> None:
+        if node not in self._parameter_clients:
+            self._parameter_clients[node] = AsyncParameterClient(self, node)
+        client = self._parameter_clients[node]
+        assert client.wait_for_services(timeout_sec=10.0), f"{node} has no parameter services"
+        as_double = lambda v: [float(x) for x in v] if isinstance(v, (list, tuple)) else float(v)  # noqa: E731
+        future = client.set_parameters([Parameter(k, value=as_double(v)) for k, v in values.items()])
+        assert wait_until(future.done, 10.0), f"no answer from {node}"
+        assert all(r.successful for r in future.result().results), future.result()
 
     def push(self, force: list[float], torque: list[float] = (0.0, 0.0, 0.0)) -> None:
         msg = WrenchStamped()

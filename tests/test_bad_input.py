@@ -1,12 +1,10 @@
 """Bad input on every route: 400 with a JSON error, nothing changed, and the simulation keeps stepping."""
 
-import os
-
 import numpy as np
 import pytest
 import requests
 
-from conftest import Process, free_port, wait_until
+from conftest import Process, free_port, other_domain, wait_until
 
 NAN_BODY = '{"arr": [0.5, 0.0, 0.3, NaN, 0, 0, 1]}'
 BAD_BODIES = {
@@ -100,7 +98,7 @@ def test_without_a_robot_state_routes_answer_503_not_zeros():
             "service_timeout:=0.5",
         ],
         "server-alone",
-        env={"ROS_DOMAIN_ID": str((int(os.environ["ROS_DOMAIN_ID"]) + 1) % 100)},  # a domain with no robot
+        env=other_domain(),  # a domain with no robot
     )
     url = f"http://127.0.0.1:{port}/"
 

@@ -20,6 +20,7 @@ class PhysicsBackend(ABC):
     arm_joint_names: tuple[str, ...]
     gripper_joint_names: tuple[str, ...]
     joint_names: tuple[str, ...]  # every joint, for /joint_states
+    flange_to_ee: tuple[np.ndarray, np.ndarray]  # EE pose in the flange frame: translation (3), rotation (3x3)
 
     @abstractmethod
     def begin_step(self) -> ArmState:
@@ -48,6 +49,13 @@ class PhysicsBackend(ABC):
     @abstractmethod
     def set_external_wrench(self, wrench: np.ndarray) -> None:
         """Apply a constant wrench (force, torque; base frame) at the end effector until changed."""
+
+    @abstractmethod
+    def set_payload(self, mass: float, center_of_mass: np.ndarray, inertia: np.ndarray) -> None:
+        """Attach a rigid load at the flange: mass [kg], centre of mass (flange frame) [m], 3x3 inertia.
+
+        Its weight is not compensated by the simulator (the controller compensates the declared load).
+        """
 
     @abstractmethod
     def set_arm_configuration(self, q: np.ndarray) -> None:

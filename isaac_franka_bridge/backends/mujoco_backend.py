@@ -44,6 +44,11 @@ def model_path() -> str:
     return path
 
 
+def _z_quat(angle: float) -> list[float]:
+    """(w, x, y, z) of a rotation by `angle` about z."""
+    return [float(np.cos(angle / 2)), 0.0, 0.0, float(np.sin(angle / 2))]
+
+
 def build_model(timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET) -> mujoco.MjModel:
     spec = mujoco.MjSpec.from_file(model_path())
     spec.option.timestep = timestep
@@ -57,8 +62,13 @@ def build_model(timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET)
         joint.actgravcomp = True
         joint.actfrclimited = True
         joint.actfrcrange = [-limit, limit]
-    # end effector: pinch point, oriented like the Franka hand's EE frame (flange rotated -45 deg)
-    spec.body("attachment").add_site(name="ee", pos=[0.0, 0.0, tcp_offset], quat=[0.0, 0.0, 0.0, 1.0])
+    # end effector: pinch point, oriented like the Franka hand's EE frame (flange rotated -45 deg);
+    # the `attachment` body is the flange rotated +135 deg about z
+    attachment = spec.body("attachment")
+    attachment.add_site(name="ee", pos=[0.0, 0.0, tcp_offset], quat=[0.0, 0.0, 0.0, 1.0])
+    # a payload at the flange (frame = flange frame), massless until set_payload; not gravity-compensated
+    payload = attachment.add_body(name="payload", quat=_z_quat(-3.0 * np.pi / 4.0))
+    payload.mass, payload.inertia, payload.gravcomp = 0.0, [0.0, 0.0, 0.0], 0.0
     world = spec.worldbody
     world.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.01], rgba=[0.55, 0.5, 0.45, 1])
     world.add_light(pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
@@ -92,6 +102,9 @@ class MujocoBackend(PhysicsBackend):
         self._gravity = m.opt.gravity.copy()
         self._wrench = np.zeros(6)
         self._quat = np.zeros(4)
+        self._payload = m.body("payload").id
+        c, s = np.cos(-np.pi / 4), np.sin(-np.pi / 4)
+        self.flange_to_ee = (np.array([0.0, 0.0, tcp_offset]), np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]))
 
     # ------------------------------------------------------------------ per tick
     def begin_step(self) -> ArmState:
@@ -154,6 +167,18 @@ class MujocoBackend(PhysicsBackend):
         lever = d.site_xpos[self._ee_site] - d.xipos[self._ee_body]
         d.xfrc_applied[self._ee_body, :3] = force
         d.xfrc_applied[self._ee_body, 3:] = torque + np.cross(lever, force)
+
+    def set_payload(self, mass: float, center_of_mass: np.ndarray, inertia: np.ndarray) -> None:
+        m, b = self.model, self._payload
+        principal, axes = np.linalg.eigh(np.asarray(inertia, float).reshape(3, 3))
+        if np.linalg.det(axes) < 0:
+            axes[:, 0] = -axes[:, 0]
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, axes.flatten())
+        m.body_mass[b] = mass
+        m.body_ipos[b] = center_of_mass
+        m.body_inertia[b] = np.maximum(principal, 0.0)
+        m.body_iquat[b] = quat
 
     def set_arm_configuration(self, q: np.ndarray) -> None:
         d = self.data

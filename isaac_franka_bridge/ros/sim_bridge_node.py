@@ -22,33 +22,29 @@ import rclpy
 from control_msgs.action import GripperCommand
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from ..backends import BACKENDS, create_backend
 from ..controller import COMPLIANCE_PARAMETERS, CartesianImpedanceController
 from ..controller.impedance import normalized_quaternion
+from ..sim import reflexes
 from ..sim.loop import SimulationLoop
 from ..sim.state import RobotSnapshot
 from . import messages as msgs
+from . import parameters
+from .parameters import GRIPPER_TYPES
 
-DEFAULT_RESET_JOINT_TARGET = [0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]
-GRIPPER_TYPES = ("Robotiq",)
 GRIPPER_SETTLE_TIMEOUT = 3.0  # [s] a gripper goal ends when the fingers stop or after this long
-
-
-def _range(low: float, high: float) -> list[FloatingPointRange]:
-    return [FloatingPointRange(from_value=float(low), to_value=float(high), step=0.0)]
 
 
 class SimBridge:
@@ -101,6 +97,7 @@ class SimBridge:
         self.joint_states_every = max(1, round(state_rate / self._param(self.sim_node, "joint_states_publish_rate")))
         self._snapshots_published = 0
         self._create_interfaces()
+        self._apply()
 
     # ------------------------------------------------------------------ parameters
     @staticmethod
@@ -108,93 +105,47 @@ class SimBridge:
         return node.get_parameter(name).value
 
     def _declare_parameters(self) -> None:
-        read_only = dict(read_only=True)
-        self.sim_node.declare_parameter(
-            "backend", "mujoco", ParameterDescriptor(description=f"physics backend: {', '.join(BACKENDS)}", **read_only)
-        )
-        self.sim_node.declare_parameter(
-            "real_time_factor",
-            1.0,
-            ParameterDescriptor(
-                description="wall-clock pacing of the simulation: 1.0 real time, 0 as fast as possible",
-                floating_point_range=_range(0.0, 100.0),
-            ),
-        )
-        self.sim_node.declare_parameter(
-            "state_publish_rate",
-            500.0,
-            ParameterDescriptor(
-                description="rate of the franka_state_controller topics, the Jacobian and /clock [Hz]",
-                floating_point_range=_range(1.0, 1000.0),
-                **read_only,
-            ),
-        )
-        self.sim_node.declare_parameter(
-            "joint_states_publish_rate",
-            100.0,
-            ParameterDescriptor(
-                description="rate of /joint_states and /franka_gripper/joint_states [Hz]",
-                floating_point_range=_range(1.0, 1000.0),
-                **read_only,
-            ),
-        )
-        self.sim_node.declare_parameter(
-            "arm_id", "panda", ParameterDescriptor(description="prefix of joint and frame names", **read_only)
-        )
-        self.sim_node.declare_parameter(
-            "gripper_type", "Robotiq", ParameterDescriptor(description="gripper: Robotiq (2F-85)", **read_only)
-        )
-        self.control_node.declare_parameter(
-            "reset_joint_target",
-            DEFAULT_RESET_JOINT_TARGET,
-            ParameterDescriptor(description="joint configuration of the joint reset (and of start-up) [rad]"),
-        )
-        self.control_node.declare_parameter(
-            "load_mass",
-            0.0,
-            ParameterDescriptor(
-                description="mass of the payload at the flange [kg]", floating_point_range=_range(0.0, 3.0)
-            ),
-        )
-        self.control_node.declare_parameter(
-            "load_center_of_mass",
-            [0.0, 0.0, 0.0],
-            ParameterDescriptor(description="centre of mass of the payload in the flange frame [m]"),
-        )
-        self.control_node.declare_parameter(
-            "load_inertia",
-            [0.0] * 9,
-            ParameterDescriptor(description="inertia of the payload about its centre of mass, row-major 3x3 [kg m^2]"),
-        )
-        self.control_node.add_on_set_parameters_callback(self._check_control_parameters)
-        for spec in COMPLIANCE_PARAMETERS:
-            self.impedance_node.declare_parameter(
-                spec.name,
-                spec.default,
-                ParameterDescriptor(description=spec.description, floating_point_range=_range(spec.low, spec.high)),
-            )
+        for node in self.nodes:
+            parameters.declare(node, node.get_name())
         self.impedance_node.add_post_set_parameters_callback(self._on_compliance_set)
-        self.sim_node.add_post_set_parameters_callback(self._on_sim_set)
+        self.sim_node.add_post_set_parameters_callback(lambda changes: self._apply())
+        self.control_node.add_post_set_parameters_callback(lambda changes: self._apply())
 
-    def _check_control_parameters(self, params: list[Parameter]) -> SetParametersResult:
-        lengths = {"reset_joint_target": 7, "load_center_of_mass": 3, "load_inertia": 9}
-        for p in params:
-            if p.name in lengths:
-                values = list(p.value) if p.type_ == Parameter.Type.DOUBLE_ARRAY else []
-                if len(values) != lengths[p.name] or not all(math.isfinite(v) for v in values):
-                    return SetParametersResult(
-                        successful=False, reason=f"{p.name} must be {lengths[p.name]} finite numbers"
-                    )
-        return SetParametersResult(successful=True)
+    def _apply(self) -> None:
+        """Hand the current values of the simulator's and robot's parameters to the simulation loop."""
+        sim, control = self.sim_node, self.control_node
+        p = self._param
+        limits = reflexes.ReflexLimits(
+            enabled=p(control, "reflex.enabled"),
+            contact_force=p(control, "reflex.contact_force"),
+            joint_position_margin=p(control, "reflex.joint_position_margin"),
+            joint_velocity_scale=p(control, "reflex.joint_velocity_scale"),
+            torque_scale=p(control, "reflex.torque_scale"),
+            workspace_min=np.array(p(control, "reflex.workspace_min")),
+            workspace_max=np.array(p(control, "reflex.workspace_max")),
+        )
+        declared = (p(control, "load_mass"), np.array(p(control, "load_center_of_mass")))
+        payload = (
+            p(sim, "payload_mass"),
+            np.array(p(sim, "payload_center_of_mass")),
+            np.array(p(sim, "payload_inertia")),
+        )
+        loop = self.loop
+
+        def apply() -> None:
+            loop.real_time_factor = p(sim, "real_time_factor")
+            loop.reflex_limits = limits
+            loop.declared_load = declared
+            if payload[0] != loop.payload[0] or not np.array_equal(payload[1], loop.payload[1]):
+                loop.set_payload(*payload)
+            loop.wrench_bias = np.array(p(sim, "wrench_bias"))
+            loop.wrench_noise_std = np.array(p(sim, "wrench_noise_std"))
+
+        loop.submit(apply)
 
     def _on_compliance_set(self, params: list[Parameter]) -> None:
         updates = {p.name: float(p.value) for p in params}
         self.loop.submit(lambda: self.controller.set_params(updates))
-
-    def _on_sim_set(self, params: list[Parameter]) -> None:
-        for p in params:
-            if p.name == "real_time_factor":
-                self.loop.real_time_factor = float(p.value)
 
     # ------------------------------------------------------------------ topics, services, actions
     def _create_interfaces(self) -> None:
@@ -210,6 +161,10 @@ class SimBridge:
         self.pub_clock = self.sim_node.create_publisher(Clock, "/clock", QoSProfile(depth=1))
         self.pub_diagnostics = self.sim_node.create_publisher(DiagnosticArray, "/diagnostics", QoSProfile(depth=10))
         self.sim_node.create_timer(1.0, self._publish_diagnostics)
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.pub_mode = self.control_node.create_publisher(String, "~/robot_mode", latched)
+        self._mode_text = ""
+        self.control_node.create_timer(0.05, self._publish_robot_mode)
 
         command_qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.impedance_node.create_subscription(
@@ -258,17 +213,35 @@ class SimBridge:
             self.pub_gripper.publish(m.gripper)
             self.pub_all_joints.publish(m.all_joints)
 
+    def robot_mode_text(self) -> str:
+        """`impedance`, `idle`, `joint_reset`, or `reflex: <why>`."""
+        reflex = self.loop.reflex
+        return f"reflex: {reflex}" if reflex else self.loop.mode.value
+
+    def _publish_robot_mode(self) -> None:
+        text = self.robot_mode_text()
+        if text != self._mode_text:
+            self._mode_text = text
+            self.pub_mode.publish(String(data=text))
+
     def _publish_diagnostics(self) -> None:
         durations = np.array(self.loop.tick_durations) * 1e6
         p50, p99 = np.percentile(durations, [50, 99]) if durations.size else (0.0, 0.0)
-        alive = self.loop.running
+        alive, reflex = self.loop.running, self.loop.reflex
+        if not alive:
+            level, message = DiagnosticStatus.ERROR, "simulation loop stopped"
+        elif reflex:
+            level, message = DiagnosticStatus.ERROR, f"reflex: {reflex} (call error recovery)"
+        else:
+            level, message = DiagnosticStatus.OK, f"running, mode {self.loop.mode.value}"
         status = DiagnosticStatus(
-            level=DiagnosticStatus.OK if alive else DiagnosticStatus.ERROR,
+            level=level,
             name=f"{self.sim_node.get_fully_qualified_name()}: simulation",
             hardware_id=f"simulated Franka ({self._param(self.sim_node, 'backend')})",
-            message=f"running, mode {self.loop.mode.value}" if alive else "simulation loop stopped",
+            message=message,
             values=[
                 KeyValue(key="robot_mode", value=self.loop.mode.value),
+                KeyValue(key="active_errors", value=reflex or ""),
                 KeyValue(key="sim_time", value=f"{self.loop.sim_time:.3f}"),
                 KeyValue(key="real_time_factor", value=f"{self.loop.measured_rtf:.3f}"),
                 KeyValue(key="target_real_time_factor", value=f"{self.loop.real_time_factor:g}"),
@@ -306,7 +279,7 @@ class SimBridge:
         self.loop.submit(lambda: self.backend.set_external_wrench(wrench))
 
     def _on_error_recovery(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = True, "no reflex error active"
+        response.success, response.message = True, self.loop.call(self.loop.recover)
         return response
 
     def _on_joint_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:

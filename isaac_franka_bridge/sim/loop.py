@@ -24,7 +24,11 @@ import numpy as np
 from ..backends.base import PhysicsBackend
 from ..controller import CartesianImpedanceController
 from ..controller.impedance import damped_pinv_of_transpose
+from . import reflexes
+from .joint_reset import KD as HOLD_KD
+from .joint_reset import KP as HOLD_KP
 from .joint_reset import JointResetMotion
+from .load import holding_torque
 from .state import ArmState, RobotSnapshot
 
 log = logging.getLogger(__name__)
@@ -34,6 +38,7 @@ class Mode(str, enum.Enum):
     IMPEDANCE = "impedance"  # Cartesian impedance control toward the equilibrium pose
     IDLE = "idle"  # controller stopped: the arm holds itself under gravity compensation only
     JOINT_RESET = "joint_reset"  # joint-space move to the reset configuration
+    REFLEX = "reflex"  # a limit was exceeded: the arm holds still, commands are ignored until recovery
 
 
 class SimulationLoop:
@@ -61,6 +66,15 @@ class SimulationLoop:
         self._reset: JointResetMotion | None = None
         self._reset_done: Future | None = None
         self._state: ArmState | None = None
+        self.reflex_limits = reflexes.ReflexLimits()
+        self.reflex: str | None = None  # the active reflex error, until recovery
+        self._q_hold = np.zeros(7)
+        self.declared_load: tuple[float, np.ndarray] = (0.0, np.zeros(3))  # what set_load told the robot
+        self.payload: tuple[float, np.ndarray] = (0.0, np.zeros(3))  # what is physically attached (sim only)
+        self.wrench_bias = np.zeros(6)  # added to the reported external wrench (stiffness frame)
+        self.wrench_noise_std = np.zeros(6)  # white noise on it
+        self._rng = np.random.default_rng()
+        self._wrench_on_robot = np.zeros(6)  # estimated external wrench acting on the robot, base frame
         self._running = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -98,9 +112,33 @@ class SimulationLoop:
     def stop_impedance(self) -> None:
         self.mode = Mode.IDLE
 
+    def recover(self) -> str:
+        """Error recovery: leave a reflex and restart impedance control at the current pose."""
+        if self.mode is not Mode.REFLEX:
+            return "no reflex error active"
+        cleared, self.reflex = self.reflex, None
+        self.start_impedance()
+        log.info("reflex cleared: %s", cleared)
+        return f"cleared: {cleared}"
+
+    def set_payload(self, mass: float, center_of_mass: np.ndarray, inertia: np.ndarray) -> None:
+        """Physically attach a load at the flange (simulation only; declaring it is set_load's job)."""
+        self.backend.set_payload(mass, center_of_mass, inertia)
+        self.payload = (mass, np.asarray(center_of_mass, float))
+
+    def _enter_reflex(self, reason: str, s: ArmState) -> None:
+        log.warning("reflex: %s", reason)
+        self.reflex = reason
+        self._q_hold = s.q.copy()
+        if self.mode is Mode.JOINT_RESET and not self._reset_done.done():
+            self._reset_done.set_result(False)
+        self.mode = Mode.REFLEX
+
     def begin_joint_reset(self, target: np.ndarray, tolerance: float = 1e-2, timeout: float = 30.0) -> Future:
         """Start a joint-space move to `target`; the Future resolves to True at the target, False on timeout."""
         s = self._measure()
+        if self.mode is Mode.REFLEX:
+            raise RuntimeError(f"robot is in a reflex ({self.reflex}); call error recovery first")
         if self._reset_done is not None and not self._reset_done.done():
             self._reset_done.set_result(False)
         self._reset = JointResetMotion(s.q, np.asarray(target, float), self.sim_time, tolerance, timeout)
@@ -130,7 +168,7 @@ class SimulationLoop:
                     ahead = (self.sim_time - sim0) / self.real_time_factor - (now - wall0)
                     if ahead > 0.001:
                         time.sleep(ahead)
-                    elif ahead < -0.1:  # fell behind by 100 ms: keep pace from here, do not sprint
+                    elif ahead < -0.5:  # fell far behind: keep pace from here rather than sprint
                         wall0, sim0 = now, self.sim_time
         except Exception:  # a dead simulation must be visible, not silent
             log.exception("simulation loop crashed")
@@ -155,23 +193,49 @@ class SimulationLoop:
             if self._reset.finished(s.q, s.dq, self.sim_time):
                 self._reset_done.set_result(self._reset.reached(s.q))
                 self.start_impedance()
+        elif self.mode is Mode.REFLEX:  # hold still, as the robot does after a reflex
+            tau = HOLD_KP * (self._q_hold - s.q) - HOLD_KD * s.dq + s.coriolis
         else:
             tau = np.zeros(7)
+        # the robot's own model compensates the load it was told about
+        tau = tau + self._load_torque(s, *self.declared_load)
+        self._estimate_wrench(s)
+        if self.mode is not Mode.REFLEX:
+            reason = reflexes.check(self.reflex_limits, s.q, s.dq, tau, s.position, self._wrench_on_robot[:3])
+            if reason is not None:
+                self._enter_reflex(reason, s)
+                tau = s.coriolis + self._load_torque(s, *self.declared_load)
         self.backend.end_step(tau)
         self.ticks += 1
         self.sim_time = self.ticks * self.dt
         if self.ticks % self.publish_every == 0:
             self.on_snapshot(self.snapshot(s))
 
+    def _load_torque(self, s: ArmState, mass: float, center_of_mass: np.ndarray) -> np.ndarray:
+        return holding_torque(s.jacobian, s.position, s.rotation, self.backend.flange_to_ee, mass, center_of_mass)
+
+    def _estimate_wrench(self, s: ArmState) -> None:
+        """External wrench on the robot at the EE, as a torque-sensing robot estimates it.
+
+        Contacts and pushes, plus whatever of the load's weight the declared load does not explain.
+        """
+        tau_ext = (
+            self.backend.external_torque()
+            - self._load_torque(s, *self.payload)
+            + self._load_torque(s, *self.declared_load)
+        )
+        self._wrench_on_robot = damped_pinv_of_transpose(s.jacobian, 1e-3) @ tau_ext
+
     def snapshot(self, s: ArmState) -> RobotSnapshot:
         """The state measured at the start of this tick, with the wrench estimated from it."""
         b = self.backend
-        # external wrench on the robot at the end effector, from the external joint torques
-        wrench_on_robot = damped_pinv_of_transpose(s.jacobian, 1e-3) @ b.external_torque()
         rt = s.rotation.T
+        w = self._wrench_on_robot
         # K_F_ext_hat_K: as the real robot reports it, the wrench the robot exerts on its
         # environment (the negative of the one acting on it), in the stiffness (EE) frame
-        wrench_k = -np.concatenate([rt @ wrench_on_robot[:3], rt @ wrench_on_robot[3:]])
+        wrench_k = -np.concatenate([rt @ w[:3], rt @ w[3:]]) + self.wrench_bias
+        if self.wrench_noise_std.any():
+            wrench_k += self._rng.normal(0.0, 1.0, 6) * self.wrench_noise_std
         positions, velocities = b.joint_state()
         return RobotSnapshot(
             stamp=self.sim_time,

@@ -1,0 +1,94 @@
+"""Every ROS 2 parameter of the sim bridge, declared from one table with descriptors.
+
+Ranges show in `ros2 param describe` and rqt_reconfigure and are enforced by rclpy; arrays are
+checked for length and finiteness here. The compliance parameters come from the controller's table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from ..backends import BACKENDS
+from ..controller import COMPLIANCE_PARAMETERS
+
+DEFAULT_RESET_JOINT_TARGET = [0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]
+GRIPPER_TYPES = ("Robotiq",)
+
+
+@dataclass(frozen=True)
+class Param:
+    node: str  # short name of the node that owns it
+    name: str
+    default: object
+    description: str
+    low: float | None = None
+    high: float | None = None
+    read_only: bool = False
+    length: int | None = None  # double arrays: required length
+
+    def descriptor(self) -> ParameterDescriptor:
+        d = ParameterDescriptor(description=self.description, read_only=self.read_only)
+        if self.low is not None:
+            d.floating_point_range = [FloatingPointRange(from_value=float(self.low), to_value=float(self.high))]
+        return d
+
+
+PARAMETERS: tuple[Param, ...] = (
+    # the simulator
+    Param("franka_sim", "backend", "mujoco", f"physics backend: {', '.join(BACKENDS)}", read_only=True),
+    Param("franka_sim", "real_time_factor", 1.0, "pace: 1.0 wall-clock time, 0 as fast as possible", 0.0, 100.0),
+    Param("franka_sim", "state_publish_rate", 500.0, "state topics, Jacobian and /clock [Hz]", 1.0, 1000.0, True),
+    Param("franka_sim", "joint_states_publish_rate", 100.0, "/joint_states, gripper, /tf [Hz]", 1.0, 1000.0, True),
+    Param("franka_sim", "arm_id", "panda", "prefix of joint and frame names", read_only=True),
+    Param("franka_sim", "gripper_type", "Robotiq", f"gripper: {', '.join(GRIPPER_TYPES)}", read_only=True),
+    Param("franka_sim", "payload_mass", 0.0, "simulation only: mass physically attached at the flange [kg]", 0.0, 3.0),
+    Param("franka_sim", "payload_center_of_mass", [0.0] * 3, "simulation only: its centre, flange frame [m]", length=3),
+    Param("franka_sim", "payload_inertia", [0.0] * 9, "simulation only: its inertia, 3x3 row-major [kg m^2]", length=9),
+    Param("franka_sim", "wrench_bias", [0.0] * 6, "bias added to K_F_ext_hat_K [N, Nm]", length=6),
+    Param("franka_sim", "wrench_noise_std", [0.0] * 6, "std of white noise on K_F_ext_hat_K [N, Nm]", length=6),
+    # the robot: joint reset, declared load, reflexes
+    Param(
+        "franka_control", "reset_joint_target", DEFAULT_RESET_JOINT_TARGET, "start-up and joint reset [rad]", length=7
+    ),
+    Param("franka_control", "load_mass", 0.0, "declared load at the flange (set_load) [kg]", 0.0, 3.0),
+    Param("franka_control", "load_center_of_mass", [0.0] * 3, "its centre of mass, flange frame [m]", length=3),
+    Param("franka_control", "load_inertia", [0.0] * 9, "its inertia, 3x3 row-major [kg m^2]", length=9),
+    Param("franka_control", "reflex.enabled", True, "reflexes stop the robot when a limit is exceeded"),
+    Param("franka_control", "reflex.contact_force", 60.0, "external force at the end effector [N]", 1.0, 1000.0),
+    Param("franka_control", "reflex.joint_position_margin", 0.01, "reflex this close to a joint limit [rad]", 0.0, 0.5),
+    Param("franka_control", "reflex.joint_velocity_scale", 1.0, "fraction of the velocity limits", 0.1, 2.0),
+    Param("franka_control", "reflex.torque_scale", 1.0, "fraction of the torque limits (commanded)", 0.1, 2.0),
+    Param(
+        "franka_control", "reflex.workspace_min", [-0.9, -0.9, -0.05], "end-effector box, lower corner [m]", length=3
+    ),
+    Param("franka_control", "reflex.workspace_max", [0.9, 0.9, 1.3], "end-effector box, upper corner [m]", length=3),
+    # the controller
+    *(
+        Param("cartesian_impedance_controller", p.name, p.default, p.description, p.low, p.high)
+        for p in COMPLIANCE_PARAMETERS
+    ),
+)
+
+
+def declare(node: Node, short_name: str) -> None:
+    """Declare this node's parameters and refuse bad arrays before they are set."""
+    mine = {p.name: p for p in PARAMETERS if p.node == short_name}
+    for p in mine.values():
+        node.declare_parameter(p.name, p.default, p.descriptor())
+
+    def check(changes: list[Parameter]) -> SetParametersResult:
+        for change in changes:
+            spec = mine.get(change.name)
+            if spec is None or spec.length is None:
+                continue
+            values = list(change.value) if change.type_ == Parameter.Type.DOUBLE_ARRAY else []
+            if len(values) != spec.length or not all(math.isfinite(v) for v in values):
+                return SetParametersResult(successful=False, reason=f"{spec.name} must be {spec.length} finite numbers")
+        return SetParametersResult(successful=True)
+
+    node.add_on_set_parameters_callback(check)

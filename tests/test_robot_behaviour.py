@@ -1,0 +1,131 @@
+"""The rest of the real robot: reflexes and error recovery, payload, external wrench, health.
+Real sim bridge + server + MuJoCo; forces are applied in simulation through /sim/external_wrench."""
+
+import time
+
+import numpy as np
+
+from conftest import Process, Robot, free_port, launch_sim, other_domain, wait_until
+
+NO_CLIP = {f"translational_clip_{s}{a}": 0.1 for s in ("", "neg_") for a in "xyz"}
+
+
+def health(robot: Robot) -> dict:
+    return robot.session.get(robot.url + "health", timeout=5).json()
+
+
+def test_pushing_into_the_table_trips_a_reflex_until_error_recovery(robot):
+    start = robot.pose()
+    above = start.copy()
+    above[2] = 0.06
+    robot.ok("pose", {"arr": above.tolist()})
+    assert wait_until(lambda: abs(robot.pose()[2] - 0.06) < 0.005, 10.0)
+    robot.ok("update_param", {**NO_CLIP, "translational_stiffness": 4000})
+    into = above.copy()
+    into[2] = -0.04  # 4 cm into the table: about 4000 N/m x 3 cm = 120 N once in contact
+    robot.ok("pose", {"arr": into.tolist()})
+    assert wait_until(lambda: (health(robot)["robot_mode"] or "").startswith("reflex"), 10.0), health(robot)
+    assert "cartesian_reflex" in health(robot)["robot_mode"]
+    held = robot.pose()
+    # while in the reflex, poses are accepted by HTTP but the robot does not follow
+    robot.ok("pose", {"arr": start.tolist()})
+    time.sleep(1.0)
+    assert np.linalg.norm(robot.pose()[:3] - held[:3]) < 0.005
+    # error recovery restarts the controller at the current pose; motion resumes
+    assert robot.ok("clearerr") == "Clear"
+    assert health(robot)["robot_mode"] == "impedance" or wait_until(
+        lambda: health(robot)["robot_mode"] == "impedance", 2.0
+    )
+    robot.ok("update_param", {k: 0.01 for k in NO_CLIP})
+    robot.ok("pose", {"arr": start.tolist()})
+    assert wait_until(lambda: np.linalg.norm(robot.pose()[:3] - start[:3]) < 0.003, 10.0)
+
+
+def test_declared_payload_holds_position_and_an_undeclared_one_sags(robot, ros):
+    start = robot.pose()
+    load = {"mass": 1.0, "F_x_center_load": [0.0, 0.0, 0.05], "load_inertia": [1e-3, 0, 0, 0, 1e-3, 0, 0, 0, 1e-3]}
+    try:
+        assert robot.ok("set_load", load) == "Set Load"
+        ros.set_remote_parameters(
+            "/franka_sim",
+            payload_mass=1.0,
+            payload_center_of_mass=[0.0, 0.0, 0.05],
+            payload_inertia=load["load_inertia"],
+        )
+        time.sleep(1.5)
+        assert abs(robot.pose()[2] - start[2]) < 0.001, "a declared load must not sag"
+        assert np.linalg.norm(robot.state()["force"]) < 1.0, "a declared load is not an external force"
+
+        robot.ok("set_load", {**load, "mass": 0.0})
+        time.sleep(1.5)
+        sag = start[2] - robot.pose()[2]
+        assert abs(sag - 9.81 / 2000.0) < 0.0015, f"sag {sag * 1e3:.2f} mm, expected m g / K = 4.9 mm"
+        force = np.array(robot.state()["force"])
+        # the undeclared weight reads as an external force: the EE z axis points down, and the robot
+        # reports the force it exerts on its environment, so ~ -m g along z of the stiffness frame
+        assert abs(np.linalg.norm(force) - 9.81) < 0.5 and force[2] < -9.0
+    finally:
+        ros.set_remote_parameters("/franka_sim", payload_mass=0.0)
+        robot.ok("set_load", {**load, "mass": 0.0})
+
+
+def test_external_wrench_is_reported_in_the_stiffness_frame_with_the_robots_sign(robot, ros):
+    robot.ok("update_param", NO_CLIP)
+    free = np.array(robot.state()["force"])
+    assert np.linalg.norm(free) < 0.2, f"free space must read ~0, got {free}"
+    applied = np.array([15.0, 0.0, 0.0])  # pushing the EE along base +x
+    ros.push(applied)
+    time.sleep(2.0)
+    state = robot.state()
+    from scipy.spatial.transform import Rotation
+
+    rotation = Rotation.from_quat(state["pose"][3:]).as_matrix()
+    expected = -rotation.T @ applied  # exerted by the robot on the environment, in the EE frame
+    np.testing.assert_allclose(state["force"], expected, atol=0.05 * np.linalg.norm(applied))
+    ros.push([0.0, 0.0, 0.0])
+
+
+def test_wrench_noise_and_bias_are_configurable(robot, ros):
+    try:
+        ros.set_remote_parameters(
+            "/franka_sim", wrench_bias=[1.0, 0, 0, 0, 0, 0], wrench_noise_std=[0.5, 0.5, 0.5, 0, 0, 0]
+        )
+        samples = np.array([robot.state()["force"] for _ in range(40)])
+        assert abs(samples[:, 0].mean() - 1.0) < 0.3
+        assert 0.2 < samples[:, 1].std() < 1.0
+    finally:
+        ros.set_remote_parameters("/franka_sim", wrench_bias=[0.0] * 6, wrench_noise_std=[0.0] * 6)
+
+
+def test_health_turns_unhealthy_and_state_routes_503_when_the_simulation_dies():
+    port = free_port()
+    process = launch_sim(port, env=other_domain())
+    robot = Robot(f"http://127.0.0.1:{port}/")
+    try:
+        assert wait_until(lambda: _answers(robot), 90.0), process.output()
+        assert health(robot)["status"] == "ok"
+        sim_bridge = _child(process, "sim_bridge")
+        sim_bridge.kill()  # the simulator dies; the server stays up
+        t0 = time.monotonic()
+        assert wait_until(lambda: health(robot)["status"] == "stale", 1.0), health(robot)
+        assert time.monotonic() - t0 <= 1.0
+        response = robot.post("getstate")
+        assert response.status_code == 503 and "stale" in response.json()["error"]
+    finally:
+        process.stop()
+
+
+def _answers(robot: Robot) -> bool:
+    try:
+        return robot.post("getstate", timeout=2).status_code == 200
+    except Exception:
+        return False
+
+
+def _child(process: Process, name: str):
+    import psutil
+
+    for child in psutil.Process(process.popen.pid).children(recursive=True):
+        if name in " ".join(child.cmdline()):
+            return child
+    raise AssertionError(f"no {name} process under the launch")

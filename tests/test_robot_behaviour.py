@@ -17,7 +17,7 @@ def health(robot: Robot) -> dict:
 def test_pushing_into_the_table_trips_a_reflex_until_error_recovery(robot):
     start = robot.pose()
     above = start.copy()
-    above[2] = 0.06
+    above[1], above[2] = 0.15, 0.06  # clear of the cube
     robot.ok("pose", {"arr": above.tolist()})
     assert wait_until(lambda: abs(robot.pose()[2] - 0.06) < 0.005, 10.0)
     robot.ok("update_param", {**NO_CLIP, "translational_stiffness": 4000})

@@ -21,6 +21,7 @@ class PhysicsBackend(ABC):
     gripper_joint_names: tuple[str, ...]
     joint_names: tuple[str, ...]  # every joint, for /joint_states
     flange_to_ee: tuple[np.ndarray, np.ndarray]  # EE pose in the flange frame: translation (3), rotation (3x3)
+    frame_names: tuple[str, ...]  # TF frames of `frame_poses`: links and free objects
 
     @abstractmethod
     def begin_step(self) -> ArmState:
@@ -37,6 +38,10 @@ class PhysicsBackend(ABC):
     @abstractmethod
     def joint_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions and velocities of every joint in `joint_names`."""
+
+    @abstractmethod
+    def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (n, 3) and (x, y, z, w) quaternions (n, 4) of `frame_names`, base frame."""
 
     @abstractmethod
     def gripper_positions(self) -> np.ndarray:

@@ -33,6 +33,17 @@ def ros_joint_name(mjcf_name: str) -> str:
     return f"robotiq_85_{mjcf_name}"
 
 
+def _frame_name(body: str) -> str:
+    """TF frame names as the real stack's descriptions name the links."""
+    if body.startswith("link"):
+        return f"panda_{body}"
+    if body == "payload":  # the payload body's frame is the flange frame
+        return "panda_link8"
+    if body == "cube":
+        return "cube"
+    return f"robotiq_85_{body}"
+
+
 def model_path() -> str:
     """Path of gym-hil's panda.xml, found without importing gym_hil (which needs gymnasium)."""
     spec = importlib.util.find_spec("gym_hil")
@@ -49,7 +60,13 @@ def _z_quat(angle: float) -> list[float]:
     return [float(np.cos(angle / 2)), 0.0, 0.0, float(np.sin(angle / 2))]
 
 
-def build_model(timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET) -> mujoco.MjModel:
+CUBE_SIZE = 0.04  # [m] edge of the cube on the table
+CUBE_MASS = 0.1  # [kg]
+
+
+def build_model(
+    timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET, cube_position=(0.55, 0.0)
+) -> mujoco.MjModel:
     spec = mujoco.MjSpec.from_file(model_path())
     spec.option.timestep = timestep
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
@@ -72,12 +89,20 @@ def build_model(timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET)
     world = spec.worldbody
     world.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.01], rgba=[0.55, 0.5, 0.45, 1])
     world.add_light(pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
+    # a cube to pick, turned to face the gripper's jaws at the reset pose (EE yawed -45 deg)
+    cube = world.add_body(name="cube", pos=[*cube_position, CUBE_SIZE / 2], quat=_z_quat(-np.pi / 4))
+    cube.add_freejoint(name="cube")
+    cube.add_geom(
+        name="cube", type=mujoco.mjtGeom.mjGEOM_BOX, size=[CUBE_SIZE / 2] * 3, mass=CUBE_MASS, rgba=[0.8, 0.2, 0.2, 1]
+    )
     return spec.compile()
 
 
 class MujocoBackend(PhysicsBackend):
-    def __init__(self, timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET) -> None:
-        self.model = build_model(timestep, tcp_offset)
+    def __init__(
+        self, timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET, cube_position=(0.55, 0.0)
+    ) -> None:
+        self.model = build_model(timestep, tcp_offset, cube_position)
         self.data = mujoco.MjData(self.model)
         m = self.model
         self.timestep = m.opt.timestep
@@ -103,6 +128,9 @@ class MujocoBackend(PhysicsBackend):
         self._wrench = np.zeros(6)
         self._quat = np.zeros(4)
         self._payload = m.body("payload").id
+        # frames for TF: the links of the arm and gripper, and free objects
+        self._frame_bodies = list(range(1, m.nbody))
+        self.frame_names = tuple(_frame_name(m.body(b).name) for b in self._frame_bodies)
         c, s = np.cos(-np.pi / 4), np.sin(-np.pi / 4)
         self.flange_to_ee = (np.array([0.0, 0.0, tcp_offset]), np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]))
 
@@ -146,6 +174,11 @@ class MujocoBackend(PhysicsBackend):
 
     def joint_state(self) -> tuple[np.ndarray, np.ndarray]:
         return self.data.qpos[self._qpos_all].copy(), self.data.qvel[self._dof_all].copy()
+
+    def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        d = self.data
+        quats = d.xquat[self._frame_bodies]  # (w, x, y, z)
+        return d.xpos[self._frame_bodies].copy(), quats[:, [1, 2, 3, 0]]
 
     def gripper_positions(self) -> np.ndarray:
         return self.data.qpos[self._gripper_qpos].copy()

@@ -12,9 +12,11 @@ from array import array
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped, WrenchStamped
+from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+from tf2_msgs.msg import TFMessage
 
 
 def doubles(values: np.ndarray) -> array:
@@ -60,7 +62,7 @@ def wrench_from_msg(msg: WrenchStamped) -> np.ndarray:
 class StateMessages:
     """The messages of one robot state, built once and refilled every publishing tick."""
 
-    def __init__(self, base_frame: str, ee_frame: str, arm_joints, gripper_joints, all_joints) -> None:
+    def __init__(self, base_frame: str, ee_frame: str, arm_joints, gripper_joints, all_joints, frames) -> None:
         self.pose = PoseStamped()
         self.pose.header.frame_id = base_frame
         self.twist = TwistStamped()
@@ -71,6 +73,9 @@ class StateMessages:
         self.gripper = JointState(name=list(gripper_joints))
         self.all_joints = JointState(name=list(all_joints))
         self.jacobian = Float64MultiArray(layout=jacobian_layout())
+        self.tf = TFMessage(transforms=[TransformStamped() for _ in frames])
+        for transform, name in zip(self.tf.transforms, frames, strict=True):
+            transform.header.frame_id, transform.child_frame_id = base_frame, name
 
     def fill(self, stamp: Time, snap) -> None:
         """Arm state topics from a RobotSnapshot (all with the same stamp)."""
@@ -93,3 +98,19 @@ class StateMessages:
         self.gripper.position = doubles(snap.gripper_positions)
         self.all_joints.position = doubles(snap.joint_positions)
         self.all_joints.velocity = doubles(snap.joint_velocities)
+        poses = zip(self.tf.transforms, snap.frame_positions.tolist(), snap.frame_quats.tolist(), strict=True)
+        for transform, p, q in poses:
+            transform.header.stamp = stamp
+            t, r = transform.transform.translation, transform.transform.rotation
+            t.x, t.y, t.z = p
+            r.x, r.y, r.z, r.w = q
+
+
+def static_transform(parent: str, child: str, translation: np.ndarray, rotation: np.ndarray) -> TransformStamped:
+    """A fixed frame for /tf_static; `rotation` is a 3x3 matrix."""
+    msg = TransformStamped()
+    msg.header.frame_id, msg.child_frame_id = parent, child
+    t, r = msg.transform.translation, msg.transform.rotation
+    t.x, t.y, t.z = (float(v) for v in translation)
+    r.x, r.y, r.z, r.w = (float(v) for v in Rotation.from_matrix(rotation).as_quat())
+    return msg

@@ -33,6 +33,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
 
 from ..backends import BACKENDS, create_backend
 from ..controller import COMPLIANCE_PARAMETERS, CartesianImpedanceController
@@ -91,7 +92,7 @@ class SimBridge:
         self.ee_frame = f"{self._param(self.sim_node, 'arm_id')}_EE"
         b = self.backend
         self.messages = msgs.StateMessages(
-            self.base_frame, self.ee_frame, b.arm_joint_names, b.gripper_joint_names, b.joint_names
+            self.base_frame, self.ee_frame, b.arm_joint_names, b.gripper_joint_names, b.joint_names, b.frame_names
         )
         state_rate = 1.0 / (self.loop.publish_every * self.loop.dt)
         self.joint_states_every = max(1, round(state_rate / self._param(self.sim_node, "joint_states_publish_rate")))
@@ -159,6 +160,13 @@ class SimBridge:
         self.pub_gripper = self.gripper_node.create_publisher(JointState, "~/joint_states", state_qos)
         self.pub_all_joints = self.sim_node.create_publisher(JointState, "joint_states", state_qos)
         self.pub_clock = self.sim_node.create_publisher(Clock, "/clock", QoSProfile(depth=1))
+        self.pub_tf = self.sim_node.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
+        latched_static = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.pub_tf_static = self.sim_node.create_publisher(TFMessage, "/tf_static", latched_static)
+        arm_id = self._param(self.sim_node, "arm_id")
+        self.pub_tf_static.publish(
+            TFMessage(transforms=[msgs.static_transform(f"{arm_id}_link8", self.ee_frame, *self.backend.flange_to_ee)])
+        )
         self.pub_diagnostics = self.sim_node.create_publisher(DiagnosticArray, "/diagnostics", QoSProfile(depth=10))
         self.sim_node.create_timer(1.0, self._publish_diagnostics)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -212,6 +220,7 @@ class SimBridge:
             m.fill_joint_states(stamp, snap)
             self.pub_gripper.publish(m.gripper)
             self.pub_all_joints.publish(m.all_joints)
+            self.pub_tf.publish(m.tf)
 
     def robot_mode_text(self) -> str:
         """`impedance`, `idle`, `joint_reset`, or `reflex: <why>`."""

@@ -33,6 +33,8 @@ from .state import ArmState, RobotSnapshot
 
 log = logging.getLogger(__name__)
 
+WRENCH_FILTER_FACTOR = 0.1  # first-order filter of the external wrench estimate per tick (~10 ms)
+
 
 class Mode(str, enum.Enum):
     IMPEDANCE = "impedance"  # Cartesian impedance control toward the equilibrium pose
@@ -224,7 +226,10 @@ class SimulationLoop:
             - self._load_torque(s, *self.payload)
             + self._load_torque(s, *self.declared_load)
         )
-        self._wrench_on_robot = damped_pinv_of_transpose(s.jacobian, 1e-3) @ tau_ext
+        wrench = damped_pinv_of_transpose(s.jacobian, 1e-3) @ tau_ext
+        # filtered like the robot's tau_ext_hat_filtered: contact impulses of one tick are not a collision
+        a = WRENCH_FILTER_FACTOR
+        self._wrench_on_robot = a * wrench + (1.0 - a) * self._wrench_on_robot
 
     def snapshot(self, s: ArmState) -> RobotSnapshot:
         """The state measured at the start of this tick, with the wrench estimated from it."""
@@ -237,6 +242,7 @@ class SimulationLoop:
         if self.wrench_noise_std.any():
             wrench_k += self._rng.normal(0.0, 1.0, 6) * self.wrench_noise_std
         positions, velocities = b.joint_state()
+        frame_positions, frame_quats = b.frame_poses()
         return RobotSnapshot(
             stamp=self.sim_time,
             q=s.q,
@@ -252,5 +258,7 @@ class SimulationLoop:
             joint_names=b.joint_names,
             joint_positions=positions,
             joint_velocities=velocities,
+            frame_positions=frame_positions,
+            frame_quats=frame_quats,
             mode=self.mode.value,
         )

@@ -39,4 +39,6 @@ class RobotSnapshot:
     joint_names: tuple[str, ...]  # every joint of the model, for /joint_states
     joint_positions: np.ndarray
     joint_velocities: np.ndarray
+    frame_positions: np.ndarray  # (n, 3) of the backend's frame_names, base frame
+    frame_quats: np.ndarray  # (n, 4) (x, y, z, w)
     mode: str

@@ -11,10 +11,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
 ISAACSIM_ROS2="isaacsim-ros2==6.2.0.0"   # carries ROS 2 Jazzy: rclpy, messages, launch, ros2cli
-MODEL_PKG="gym-hil==0.1.14"              # Menagerie Panda + Robotiq 2F-85 (MJCF + meshes)
+MODEL_PKGS=("gym-hil==0.1.14" "dm-robotics-panda==0.4.8")  # Panda + Robotiq 2F-85; Franka hand (MJCF + meshes)
 
 say() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*"; }
 die() { printf '\033[1;31m[bootstrap] error:\033[0m %s\n' "$*" >&2; exit 1; }
+
+# one bootstrap at a time (two terminals, or tests starting while `make sim` installs)
+exec 9>"$ROOT/.bootstrap.lock"
+flock 9
 
 hash_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
 
@@ -49,8 +53,8 @@ if [ ! -f "$VENV/.env-$ENV_HASH" ]; then
     || die "pip could not reach the package index (no network?)"
   pip_install -r "$ROOT/scripts/requirements.txt" \
     || die "pip failed to install scripts/requirements.txt (no network?)"
-  say "installing the robot model ($MODEL_PKG, assets only)"
-  pip_install --no-deps "$MODEL_PKG" || die "pip failed to install $MODEL_PKG"
+  say "installing the robot models (${MODEL_PKGS[*]}, assets only)"
+  pip_install --no-deps "${MODEL_PKGS[@]}" || die "pip failed to install ${MODEL_PKGS[*]}"
   if [ -z "${ROS_DISTRO:-}" ]; then
     say "installing ROS 2 Jazzy from $ISAACSIM_ROS2 (one 133 MB wheel, first run only)"
     pip_install --no-deps "$ISAACSIM_ROS2" || die "pip failed to install $ISAACSIM_ROS2"

@@ -1,17 +1,59 @@
-"""The simulated gripper really grasps: pick a cube, lift it 10 cm, drop it (Robotiq 2F-85).
-Real sim bridge + server + MuJoCo; the cube's pose is read from /tf, as RViz would."""
+"""The simulated gripper really grasps: pick a cube, lift it 10 cm, drop it, with both gripper types
+(Robotiq 2F-85 and Franka hand). Real sim bridge + server + MuJoCo; the cube's pose is read from
+/tf, as RViz would."""
 
+import threading
 import time
 
 import numpy as np
 import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
 
-from conftest import wait_until
+from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE
+
+from conftest import Robot, free_port, launch_sim, other_domain, wait_until
+
+
+@pytest.fixture(params=["Robotiq", "Franka"], scope="module")
+def rig(request, sim, ros):
+    """(robot over HTTP, a ROS node on its domain) for the gripper type."""
+    if request.param == "Robotiq":  # the session's simulation
+        yield sim[0], ros
+        return
+    port, env = free_port(), other_domain()
+    process = launch_sim(port, "gripper_type:=Franka", env=env)
+    robot = Robot(f"http://127.0.0.1:{port}/")
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(env["ROS_DOMAIN_ID"]))
+    node = Node("test_probe_franka", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+
+        def up() -> bool:
+            try:
+                return robot.post("getstate", timeout=2).status_code == 200
+            except Exception:
+                return False
+
+        assert wait_until(up, 90.0), process.output()
+        yield robot, node
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        process.stop()
 
 
 @pytest.fixture()
-def cube(ros):
+def cube(rig):
+    robot, node = rig
+    robot.ok("update_param", DEFAULT_COMPLIANCE)
+    robot.ok("jointreset")
     poses: dict[str, np.ndarray] = {}
 
     def on_tf(msg: TFMessage) -> None:
@@ -20,10 +62,10 @@ def cube(ros):
                 p = t.transform.translation
                 poses["cube"] = np.array([p.x, p.y, p.z])
 
-    subscription = ros.create_subscription(TFMessage, "/tf", on_tf, 10)
+    subscription = node.create_subscription(TFMessage, "/tf", on_tf, 10)
     assert wait_until(lambda: "cube" in poses, 10.0), "no cube frame on /tf"
     yield lambda: poses["cube"].copy()
-    ros.destroy_subscription(subscription)
+    node.destroy_subscription(subscription)
 
 
 def move(robot, position, quat, tolerance=0.004, timeout=10.0) -> None:
@@ -33,7 +75,8 @@ def move(robot, position, quat, tolerance=0.004, timeout=10.0) -> None:
     assert reached, f"at {robot.pose()[:3]}, target {position}, robot mode {mode}"
 
 
-def test_pick_lift_and_drop_a_cube(robot, cube):
+def test_pick_lift_and_drop_a_cube(rig, cube):
+    robot, _ = rig
     assert robot.ok("activate_gripper") == "Activated"
     robot.ok("open_gripper")
     assert wait_until(lambda: robot.state()["gripper_pos"] > 0.85, 3.0)
@@ -44,16 +87,17 @@ def test_pick_lift_and_drop_a_cube(robot, cube):
     assert robot.ok("close_gripper") == "Closed"
     time.sleep(1.0)
     closed = robot.state()["gripper_pos"]
-    assert 0.2 < closed < 0.85, f"fingers should stop on the cube, gripper_pos {closed}"
+    assert 0.2 < closed < 0.85, f"fingers should stop on the 4 cm cube, gripper_pos {closed}"
     move(robot, np.array([start[0], start[1], start[2] + 0.10]), quat, tolerance=0.006)
     lifted = cube()
-    assert lifted[2] - start[2] > 0.09, f"the cube stayed behind: {lifted}"
+    assert lifted[2] - start[2] > 0.085, f"the cube stayed behind: {lifted}"
     assert robot.ok("open_gripper") == "Opened"
     assert wait_until(lambda: cube()[2] < start[2] + 0.005, 3.0), f"the cube did not drop: {cube()}"
-    assert robot.state()["gripper_pos"] > 0.85
+    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.85, 3.0)
 
 
-def test_move_gripper_takes_a_robotiq_position_and_reports_it(robot):
+def test_move_gripper_takes_a_0_to_255_position_and_reports_it(rig):
+    robot, _ = rig
     assert robot.ok("move_gripper", {"gripper_pos": 128}) == "Moved Gripper"
     assert wait_until(lambda: abs(robot.state()["gripper_pos"] - (1 - 128 / 255)) < 0.05, 3.0)
     assert robot.ok("move_gripper", {"gripper_pos": 999}) == "Moved Gripper"  # clipped to 255, as the original

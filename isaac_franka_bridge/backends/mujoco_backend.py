@@ -1,8 +1,9 @@
-"""MuJoCo backend: the Menagerie Panda + Robotiq 2F-85 shipped by the `gym-hil` package.
+"""MuJoCo backend: the Menagerie Panda shipped by the `gym-hil` package, with a Robotiq 2F-85 or a
+Franka hand (mujoco_grippers.py).
 
-The model is loaded from the installed package (never copied) and edited with MjSpec:
-1 ms timestep, a table plane at the base height, an end-effector site at the gripper's pinch
-point, and the robot's own gravity compensation (MuJoCo `gravcomp` routed through the joint
+The model is loaded from the installed packages (never copied) and edited with MjSpec:
+1 ms timestep, a table plane at the base height with a cube on it, an end-effector site at the
+gripper's TCP, and the robot's own gravity compensation (MuJoCo `gravcomp` routed through the joint
 actuators, so it counts against the joint torque limits as on the real robot).
 """
 
@@ -16,20 +17,20 @@ import numpy as np
 
 from ..sim.state import ArmState
 from .base import PhysicsBackend
+from .mujoco_grippers import GRIPPERS, MujocoGripper
 
 ARM_JOINTS = tuple(f"joint{i}" for i in range(1, 8))  # names in the MJCF
-GRIPPER_JOINT = "right_driver_joint"
 TORQUE_LIMITS = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])  # [Nm]
-ROBOTIQ_TCP_OFFSET = 0.1488  # [m] flange -> pinch point of the 2F-85 along the flange z axis
-ROBOTIQ_DRIVER_RANGE = 0.8  # [rad] driver joint travel, open -> closed; actuator command 0..255
 
 
 def ros_joint_name(mjcf_name: str) -> str:
     """Joint names as the real stack publishes them (franka_description, robotiq_description)."""
     if mjcf_name in ARM_JOINTS:
         return f"panda_{mjcf_name}"
-    if mjcf_name == GRIPPER_JOINT:
-        return "robotiq_85_left_knuckle_joint"
+    if mjcf_name.startswith("panda_"):
+        return mjcf_name
+    if mjcf_name == GRIPPERS["Robotiq"].joints[0]:
+        return GRIPPERS["Robotiq"].ros_joints[0]
     return f"robotiq_85_{mjcf_name}"
 
 
@@ -39,8 +40,8 @@ def _frame_name(body: str) -> str:
         return f"panda_{body}"
     if body == "payload":  # the payload body's frame is the flange frame
         return "panda_link8"
-    if body == "cube":
-        return "cube"
+    if body == "cube" or body.startswith("panda_"):
+        return body
     return f"robotiq_85_{body}"
 
 
@@ -65,9 +66,11 @@ CUBE_MASS = 0.1  # [kg]
 
 
 def build_model(
-    timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET, cube_position=(0.55, 0.0)
+    timestep: float = 0.001, gripper: MujocoGripper = GRIPPERS["Robotiq"], cube_position=(0.55, 0.0)
 ) -> mujoco.MjModel:
     spec = mujoco.MjSpec.from_file(model_path())
+    gripper.mount(spec)
+    tcp_offset = gripper.tcp_offset
     spec.option.timestep = timestep
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     # the robot compensates its own weight (arm + gripper) through its joint actuators
@@ -99,16 +102,18 @@ def build_model(
 
 
 class MujocoBackend(PhysicsBackend):
-    def __init__(
-        self, timestep: float = 0.001, tcp_offset: float = ROBOTIQ_TCP_OFFSET, cube_position=(0.55, 0.0)
-    ) -> None:
-        self.model = build_model(timestep, tcp_offset, cube_position)
+    def __init__(self, timestep: float = 0.001, gripper: str = "Robotiq", cube_position=(0.55, 0.0)) -> None:
+        if gripper not in GRIPPERS:
+            raise ValueError(f"gripper '{gripper}' must be one of {tuple(GRIPPERS)}")
+        self.gripper = GRIPPERS[gripper]
+        tcp_offset = self.gripper.tcp_offset
+        self.model = build_model(timestep, self.gripper, cube_position)
         self.data = mujoco.MjData(self.model)
         m = self.model
         self.timestep = m.opt.timestep
         model_joints = [m.joint(j).name for j in range(m.njnt) if m.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE]
         self.arm_joint_names = tuple(ros_joint_name(n) for n in ARM_JOINTS)
-        self.gripper_joint_names = (ros_joint_name(GRIPPER_JOINT),)
+        self.gripper_joint_names = self.gripper.ros_joints
         self.joint_names = tuple(ros_joint_name(n) for n in model_joints)
         joint_ids = [m.joint(n).id for n in model_joints]
         self._qpos_all = np.array([m.jnt_qposadr[j] for j in joint_ids])
@@ -117,8 +122,8 @@ class MujocoBackend(PhysicsBackend):
         self._qpos = np.array([m.jnt_qposadr[j] for j in arm_ids])
         self._dof = np.array([m.jnt_dofadr[j] for j in arm_ids])
         self._arm_actuators = np.array([m.actuator(f"actuator{i}").id for i in range(1, 8)])
-        self._gripper_actuator = m.actuator("fingers_actuator").id
-        self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(GRIPPER_JOINT).id]])
+        self._gripper_actuator = m.actuator(self.gripper.actuator).id
+        self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(n).id] for n in self.gripper.joints])
         self._ee_site = m.site("ee").id
         self._ee_body = m.site_bodyid[self._ee_site]
         self._jacp = np.zeros((3, m.nv))
@@ -131,6 +136,9 @@ class MujocoBackend(PhysicsBackend):
         # frames for TF: the links of the arm and gripper, and free objects
         self._frame_bodies = list(range(1, m.nbody))
         self.frame_names = tuple(_frame_name(m.body(b).name) for b in self._frame_bodies)
+        # start with the gripper open
+        self.data.qpos[self._gripper_qpos] = self.gripper.open_position
+        self.command_gripper(self.gripper.open_position, 0.0)
         c, s = np.cos(-np.pi / 4), np.sin(-np.pi / 4)
         self.flange_to_ee = (np.array([0.0, 0.0, tcp_offset]), np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]))
 
@@ -185,8 +193,8 @@ class MujocoBackend(PhysicsBackend):
 
     # ------------------------------------------------------------------ commands
     def command_gripper(self, position: float, max_effort: float) -> None:
-        closed_fraction = float(np.clip(position / ROBOTIQ_DRIVER_RANGE, 0.0, 1.0))
-        self.data.ctrl[self._gripper_actuator] = 255.0 * closed_fraction
+        low, high = self.model.actuator_ctrlrange[self._gripper_actuator]
+        self.data.ctrl[self._gripper_actuator] = float(np.clip(self.gripper.control(position), low, high))
 
     def set_external_wrench(self, wrench: np.ndarray) -> None:
         """Force and torque (base frame) applied at the end-effector point via xfrc_applied."""

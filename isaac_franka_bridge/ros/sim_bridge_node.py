@@ -71,7 +71,7 @@ class SimBridge:
             raise ValueError(f"parameter gripper_type='{gripper_type}' must be one of {GRIPPER_TYPES}")
         self.log.info(f"loading the '{backend_name}' backend (Franka Panda + {gripper_type} gripper)")
         t0 = time.perf_counter()
-        self.backend = create_backend(backend_name)
+        self.backend = create_backend(backend_name, gripper=gripper_type)
         self.reset_joint_target = np.array(self._param(self.control_node, "reset_joint_target"), dtype=float)
         self.backend.set_arm_configuration(self.reset_joint_target)
         self.log.info(

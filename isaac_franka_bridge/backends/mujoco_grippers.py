@@ -1,0 +1,81 @@
+"""The grippers the MuJoCo backend can mount at the flange, each from a model package on PyPI.
+
+  Robotiq  2F-85 as shipped with the Panda in `gym-hil` (HIL-SERL's default gripper)
+  Franka   the Franka hand of `dm-robotics-panda`, attached to the same arm in place of the 2F-85
+
+Each says which joints franka_gripper reports (names as the real drivers publish them), how a
+GripperCommand position maps to its actuator, and where its TCP is (O_T_EE's frame).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+
+import mujoco
+
+
+@dataclass(frozen=True)
+class MujocoGripper:
+    name: str
+    tcp_offset: float  # [m] flange -> TCP along the flange z axis
+    joints: tuple[str, ...]  # MJCF joints reported on franka_gripper/joint_states
+    ros_joints: tuple[str, ...]  # their names as the real driver publishes them
+    actuator: str
+    ctrl_per_unit: float  # actuator control per unit of GripperCommand position
+    ctrl_offset: float  # actuator control at position 0
+    open_position: float  # GripperCommand position of a fully open gripper (its state at start-up)
+
+    def control(self, position: float) -> float:
+        return self.ctrl_offset + self.ctrl_per_unit * position
+
+    def mount(self, spec: mujoco.MjSpec) -> None:
+        """Edit the gym-hil Panda (which comes with a 2F-85) to carry this gripper."""
+
+
+class RobotiqMount(MujocoGripper):
+    def mount(self, spec: mujoco.MjSpec) -> None:
+        pass  # gym-hil's Panda already carries it
+
+
+class FrankaHandMount(MujocoGripper):
+    def mount(self, spec: mujoco.MjSpec) -> None:
+        package = importlib.util.find_spec("dm_robotics")
+        if package is None or not package.submodule_search_locations:
+            raise RuntimeError(
+                "the Franka hand model needs 'dm-robotics-panda' (pip install --no-deps dm-robotics-panda)"
+            )
+        path = os.path.join(package.submodule_search_locations[0], "panda", "assets", "panda", "panda_hand.xml")
+        if not os.path.isfile(path):
+            raise RuntimeError(f"dm-robotics-panda is installed but has no {path}")
+        spec.delete(spec.body("base_mount"))  # the 2F-85 and everything that refers to it
+        hand = mujoco.MjSpec.from_file(path)
+        # the attachment body is the flange turned +135 deg; the hand sits at the flange turned -45 deg
+        spec.body("attachment").add_frame(quat=[0.0, 0.0, 0.0, 1.0]).attach_body(hand.body("panda_hand"), "", "")
+
+
+GRIPPERS: dict[str, MujocoGripper] = {
+    # knuckle 0 (open) .. 0.8 rad (closed); the actuator takes 0..255
+    "Robotiq": RobotiqMount(
+        "Robotiq",
+        0.1488,
+        ("right_driver_joint",),
+        ("robotiq_85_left_knuckle_joint",),
+        "fingers_actuator",
+        255 / 0.8,
+        0.0,
+        0.0,
+    ),
+    # each finger 0 (closed) .. 0.04 m (open); the actuator's 0..1 sets the opening
+    "Franka": FrankaHandMount(
+        "Franka",
+        0.1034,
+        ("panda_finger_joint1", "panda_finger_joint2"),
+        ("panda_finger_joint1", "panda_finger_joint2"),
+        "panda_hand_actuator",
+        1 / 0.04,
+        0.0,
+        0.04,
+    ),
+}

@@ -9,6 +9,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=python312.sh
+source "$ROOT/scripts/python312.sh"
 VENV="$ROOT/.venv"
 ISAACSIM_ROS2="isaacsim-ros2==6.2.0.0"   # carries ROS 2 Jazzy: rclpy, messages, launch, ros2cli
 MODEL_PKGS=("gym-hil==0.1.14" "dm-robotics-panda==0.4.8")  # Panda + Robotiq 2F-85; Franka hand (MJCF + meshes)
@@ -33,12 +35,7 @@ if [ ! -f "$VENV/.env-$ENV_HASH" ]; then
     say "creating $VENV on $("$PY" --version) (with the system site-packages, for rclpy)"
     "$PY" -m venv --system-site-packages "$VENV"
   else
-    PY=""
-    for candidate in python3.12 "$(command -v pyenv >/dev/null 2>&1 && ls -d "$(pyenv root)"/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1)"; do
-      if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then
-        PY="$(command -v "$candidate")"; break
-      fi
-    done
+    PY="$(find_python312)"
     [ -n "$PY" ] || die "no Python 3.12 found (needed by the ROS 2 Jazzy bundled in $ISAACSIM_ROS2). Install one (e.g. 'pyenv install 3.12') or source a ROS 2 Humble/Jazzy before running make."
     say "creating $VENV on $("$PY" --version) ($PY)"
     "$PY" -m venv "$VENV"

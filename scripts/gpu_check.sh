@@ -11,6 +11,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=python312.sh
+source "$ROOT/scripts/python312.sh"
 cd "$ROOT"
 VENV="$ROOT/.venv-isaac"
 ISAACSIM="isaacsim[all,extscache]==6.2.0.0"
@@ -28,12 +30,7 @@ nvidia-smi || die "nvidia-smi failed: no usable NVIDIA driver"
 
 # ---------------------------------------------------------------- 2. Isaac Sim in .venv-isaac
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'from isaacsim import SimulationApp' >/dev/null 2>&1; then
-  PY=""
-  for candidate in python3.12 "$(command -v pyenv >/dev/null 2>&1 && ls -d "$(pyenv root)"/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1)"; do
-    if [ -n "$candidate" ] && "$candidate" -c 'import sys, venv, ensurepip; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then
-      PY="$(command -v "$candidate")"; break
-    fi
-  done
+  PY="$(find_python312)"
   [ -n "$PY" ] || die "no Python 3.12 with venv/ensurepip found (Isaac Sim 6 wheels are cp312 only); install python3.12-venv or 'pyenv install 3.12'"
   say "creating $VENV on $("$PY" --version) ($PY)"
   rm -rf "$VENV"

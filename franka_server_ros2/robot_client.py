@@ -89,7 +89,7 @@ class FrankaRosClient(Node):
         )
         self.declare_parameter(
             "state_timeout",
-            0.5,
+            0.75,
             ParameterDescriptor(description="state older than this answers 503, not stale data [s]"),
         )
         self.declare_parameter(

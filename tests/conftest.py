@@ -92,7 +92,9 @@ class Robot:
         return response.text
 
     def state(self) -> dict:
-        return self.session.post(self.url + "getstate", timeout=5.0).json()
+        response = self.session.post(self.url + "getstate", timeout=5.0)
+        assert response.status_code == 200, f"/getstate: {response.status_code} {response.text}"
+        return response.json()
 
     def pose(self) -> np.ndarray:
         return np.array(self.state()["pose"])

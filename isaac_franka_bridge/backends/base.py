@@ -66,5 +66,9 @@ class PhysicsBackend(ABC):
     def set_arm_configuration(self, q: np.ndarray) -> None:
         """Teleport the arm to `q` at rest (start-up only)."""
 
+    def robot_description(self) -> str | None:
+        """The robot as URDF, for RViz (None if the backend cannot describe it)."""
+        return None
+
     def close(self) -> None:  # noqa: B027  (optional hook, most backends have nothing to release)
         """Release simulator resources."""

@@ -9,15 +9,14 @@ actuators, so it counts against the joint torque limits as on the real robot).
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import mujoco
 import numpy as np
 
 from ..sim.state import ArmState
 from .base import PhysicsBackend
+from .mujoco_assets import panda_xml
 from .mujoco_grippers import GRIPPERS, MujocoGripper
+from .mujoco_urdf import urdf_from_model
 
 ARM_JOINTS = tuple(f"joint{i}" for i in range(1, 8))  # names in the MJCF
 TORQUE_LIMITS = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])  # [Nm]
@@ -45,17 +44,6 @@ def _frame_name(body: str) -> str:
     return f"robotiq_85_{body}"
 
 
-def model_path() -> str:
-    """Path of gym-hil's panda.xml, found without importing gym_hil (which needs gymnasium)."""
-    spec = importlib.util.find_spec("gym_hil")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the Panda model package 'gym-hil' is not installed (pip install --no-deps gym-hil)")
-    path = os.path.join(spec.submodule_search_locations[0], "assets", "panda.xml")
-    if not os.path.isfile(path):
-        raise RuntimeError(f"gym-hil is installed but has no {path}")
-    return path
-
-
 def _z_quat(angle: float) -> list[float]:
     """(w, x, y, z) of a rotation by `angle` about z."""
     return [float(np.cos(angle / 2)), 0.0, 0.0, float(np.sin(angle / 2))]
@@ -68,7 +56,7 @@ CUBE_MASS = 0.1  # [kg]
 def build_model(
     timestep: float = 0.001, gripper: MujocoGripper = GRIPPERS["Robotiq"], cube_position=(0.55, 0.0)
 ) -> mujoco.MjModel:
-    spec = mujoco.MjSpec.from_file(model_path())
+    spec = mujoco.MjSpec.from_file(panda_xml())
     gripper.mount(spec)
     tcp_offset = gripper.tcp_offset
     spec.option.timestep = timestep
@@ -193,7 +181,10 @@ class MujocoBackend(PhysicsBackend):
 
     # ------------------------------------------------------------------ commands
     def command_gripper(self, position: float, max_effort: float) -> None:
-        low, high = self.model.actuator_ctrlrange[self._gripper_actuator]
+        m, a = self.model, self._gripper_actuator
+        if max_effort > 0.0 and self.gripper.effort_limited:
+            m.actuator_forcerange[a] = [-max_effort, max_effort]
+        low, high = m.actuator_ctrlrange[a]
         self.data.ctrl[self._gripper_actuator] = float(np.clip(self.gripper.control(position), low, high))
 
     def set_external_wrench(self, wrench: np.ndarray) -> None:
@@ -220,6 +211,9 @@ class MujocoBackend(PhysicsBackend):
         m.body_ipos[b] = center_of_mass
         m.body_inertia[b] = np.maximum(principal, 0.0)
         m.body_iquat[b] = quat
+
+    def robot_description(self) -> str:
+        return urdf_from_model(self.model, _frame_name, ros_joint_name)
 
     def set_arm_configuration(self, q: np.ndarray) -> None:
         d = self.data

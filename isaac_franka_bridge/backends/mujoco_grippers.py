@@ -9,11 +9,14 @@ GripperCommand position maps to its actuator, and where its TCP is (O_T_EE's fra
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from dataclasses import dataclass
 
 import mujoco
+
+from .mujoco_assets import franka_hand_xml
+
+
+FRANKA_FINGER_STIFFNESS = 5000.0  # [N/m] of the hand's finger servo
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class MujocoGripper:
     ctrl_per_unit: float  # actuator control per unit of GripperCommand position
     ctrl_offset: float  # actuator control at position 0
     open_position: float  # GripperCommand position of a fully open gripper (its state at start-up)
+    effort_limited: bool = False  # whether GripperCommand.max_effort [N] limits the actuator force
 
     def control(self, position: float) -> float:
         return self.ctrl_offset + self.ctrl_per_unit * position
@@ -41,18 +45,15 @@ class RobotiqMount(MujocoGripper):
 
 class FrankaHandMount(MujocoGripper):
     def mount(self, spec: mujoco.MjSpec) -> None:
-        package = importlib.util.find_spec("dm_robotics")
-        if package is None or not package.submodule_search_locations:
-            raise RuntimeError(
-                "the Franka hand model needs 'dm-robotics-panda' (pip install --no-deps dm-robotics-panda)"
-            )
-        path = os.path.join(package.submodule_search_locations[0], "panda", "assets", "panda", "panda_hand.xml")
-        if not os.path.isfile(path):
-            raise RuntimeError(f"dm-robotics-panda is installed but has no {path}")
         spec.delete(spec.body("base_mount"))  # the 2F-85 and everything that refers to it
-        hand = mujoco.MjSpec.from_file(path)
+        hand = mujoco.MjSpec.from_file(franka_hand_xml())
         # the attachment body is the flange turned +135 deg; the hand sits at the flange turned -45 deg
         spec.body("attachment").add_frame(quat=[0.0, 0.0, 0.0, 1.0]).attach_body(hand.body("panda_hand"), "", "")
+        # a position servo stiff enough to grasp with the hand's real force (up to 70 N continuous);
+        # the force limit is set per command from GripperCommand.max_effort
+        actuator = spec.actuator(self.actuator)
+        actuator.gainprm[0] = FRANKA_FINGER_STIFFNESS * 0.04
+        actuator.biasprm[1] = -FRANKA_FINGER_STIFFNESS
 
 
 GRIPPERS: dict[str, MujocoGripper] = {
@@ -77,5 +78,6 @@ GRIPPERS: dict[str, MujocoGripper] = {
         1 / 0.04,
         0.0,
         0.04,
+        effort_limited=True,
     ),
 }

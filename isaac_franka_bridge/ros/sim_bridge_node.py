@@ -163,6 +163,10 @@ class SimBridge:
         self.pub_tf = self.sim_node.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
         latched_static = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.pub_tf_static = self.sim_node.create_publisher(TFMessage, "/tf_static", latched_static)
+        description = self.backend.robot_description()
+        if description is not None:
+            self.pub_description = self.sim_node.create_publisher(String, "robot_description", latched_static)
+            self.pub_description.publish(String(data=description))
         arm_id = self._param(self.sim_node, "arm_id")
         self.pub_tf_static.publish(
             TFMessage(transforms=[msgs.static_transform(f"{arm_id}_link8", self.ee_frame, *self.backend.flange_to_ee)])

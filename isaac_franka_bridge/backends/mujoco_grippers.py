@@ -15,7 +15,6 @@ import mujoco
 
 from .mujoco_assets import franka_hand_xml
 
-
 FRANKA_FINGER_STIFFNESS = 5000.0  # [N/m] of the hand's finger servo
 
 

@@ -25,12 +25,30 @@ ARGUMENTS = {
     "state_publish_rate": ("500.0", "rate of the robot state topics [Hz]"),
     "reset_joint_target": ("[0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]", "joint configuration of start-up and /jointreset"),
     "use_sim_time": ("true", "server and tools follow the simulated /clock"),
+    "cameras_config": (
+        "none",
+        "YAML of the simulated cameras ('' for config/cameras.yaml; 'none': no cameras). Experimental: rendering "
+        "in the simulation process costs real-time factor on small CPUs",
+    ),
+    "camera_render_divisor": ("2", "render cameras at 1/N of their size and scale up (1 = full resolution)"),
 }
 
 
 def generate_launch_description() -> LaunchDescription:
-    config = os.path.join(get_package_share_directory("isaac_franka_bridge"), "config", "sim.yaml")
+    share = get_package_share_directory("isaac_franka_bridge")
+    config = os.path.join(share, "config", "sim.yaml")
     arg = LaunchConfiguration
+    cameras = PythonExpression(
+        [
+            "'' if '",
+            arg("cameras_config"),
+            "' == 'none' else ('",
+            arg("cameras_config"),
+            "' or '",
+            os.path.join(share, "config", "cameras.yaml"),
+            "')",
+        ]
+    )
     use_sim_time = ParameterValue(PythonExpression(["'", arg("use_sim_time"), "'.lower() == 'true'"]), value_type=bool)
     sim = Node(
         package="isaac_franka_bridge",
@@ -46,6 +64,8 @@ def generate_launch_description() -> LaunchDescription:
                 "real_time_factor": ParameterValue(arg("real_time_factor"), value_type=float),
                 "state_publish_rate": ParameterValue(arg("state_publish_rate"), value_type=float),
                 "reset_joint_target": ParameterValue(arg("reset_joint_target"), value_type=list[float]),
+                "cameras_config": ParameterValue(cameras, value_type=str),
+                "camera_render_divisor": ParameterValue(arg("camera_render_divisor"), value_type=int),
             },
         ],
     )
@@ -62,6 +82,7 @@ def generate_launch_description() -> LaunchDescription:
                 "port": ParameterValue(arg("port"), value_type=int),
                 "gripper_type": arg("gripper_type"),
                 "use_sim_time": use_sim_time,
+                "cameras_config": ParameterValue(cameras, value_type=str),
             },
         ],
     )

@@ -66,6 +66,15 @@ class PhysicsBackend(ABC):
     def set_arm_configuration(self, q: np.ndarray) -> None:
         """Teleport the arm to `q` at rest (start-up only)."""
 
+    def render_state(self) -> object:
+        """A copy of what rendering needs (called by the physics thread between steps)."""
+        raise NotImplementedError(f"{type(self).__name__} renders no cameras")
+
+    def camera_renderer(self, divisor: int = 1):
+        """An object with render(state, camera_name) -> (h, w, 3) uint8 RGB and close(), made in the
+        thread that will use it. `divisor` renders at 1/divisor of the size and scales up."""
+        raise NotImplementedError(f"{type(self).__name__} renders no cameras")
+
     def robot_description(self) -> str | None:
         """The robot as URDF, for RViz (None if the backend cannot describe it)."""
         return None

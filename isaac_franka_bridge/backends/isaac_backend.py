@@ -186,12 +186,18 @@ class IsaacBackend(PhysicsBackend):
     """The Franka arm + hand in Isaac Sim 6 (PhysX on the CPU, 1 kHz, no rendering in the loop)."""
 
     def __init__(
-        self, timestep: float = 0.001, headless: bool = True, usd_path: str | None = None, gripper: str = "Franka"
+        self,
+        timestep: float = 0.001,
+        headless: bool = True,
+        usd_path: str | None = None,
+        gripper: str = "Franka",
+        cameras: tuple = (),
     ) -> None:
         """Start Isaac Sim, load the scene and set the arm up for torque control.
 
         Raises RuntimeError when Isaac Sim is not installed or cannot start (no GPU).
         """
+        self.cameras = tuple(cameras)  # published by Isaac Sim's own ROS 2 bridge: not wired up yet
         if gripper != "Franka":
             raise ValueError(f"the Isaac Sim backend carries the Franka hand; gripper_type '{gripper}' is MuJoCo only")
         self._app = _start_simulation_app(headless)

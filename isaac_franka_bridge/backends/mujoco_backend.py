@@ -9,9 +9,14 @@ actuators, so it counts against the joint torque limits as on the real robot).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import cv2
 import mujoco
 import numpy as np
+from scipy.spatial.transform import Rotation
 
+from ..sim.cameras import CameraSpec
 from ..sim.state import ArmState
 from .base import PhysicsBackend
 from .mujoco_assets import panda_xml
@@ -54,7 +59,10 @@ CUBE_MASS = 0.1  # [kg]
 
 
 def build_model(
-    timestep: float = 0.001, gripper: MujocoGripper = GRIPPERS["Robotiq"], cube_position=(0.55, 0.0)
+    timestep: float = 0.001,
+    gripper: MujocoGripper = GRIPPERS["Robotiq"],
+    cube_position=(0.55, 0.0),
+    cameras: Sequence[CameraSpec] = (),
 ) -> mujoco.MjModel:
     spec = mujoco.MjSpec.from_file(panda_xml())
     gripper.mount(spec)
@@ -86,16 +94,28 @@ def build_model(
     cube.add_geom(
         name="cube", type=mujoco.mjtGeom.mjGEOM_BOX, size=[CUBE_SIZE / 2] * 3, mass=CUBE_MASS, rgba=[0.8, 0.2, 0.2, 1]
     )
+    for camera in cameras:
+        spec.body(camera.body).add_camera(name=camera.name, pos=camera.pos, quat=camera.quat, fovy=camera.fovy)
+    if cameras:
+        spec.visual.global_.offwidth = max(c.width for c in cameras)
+        spec.visual.global_.offheight = max(c.height for c in cameras)
     return spec.compile()
 
 
 class MujocoBackend(PhysicsBackend):
-    def __init__(self, timestep: float = 0.001, gripper: str = "Robotiq", cube_position=(0.55, 0.0)) -> None:
+    def __init__(
+        self,
+        timestep: float = 0.001,
+        gripper: str = "Robotiq",
+        cube_position=(0.55, 0.0),
+        cameras: Sequence[CameraSpec] = (),
+    ) -> None:
         if gripper not in GRIPPERS:
             raise ValueError(f"gripper '{gripper}' must be one of {tuple(GRIPPERS)}")
         self.gripper = GRIPPERS[gripper]
         tcp_offset = self.gripper.tcp_offset
-        self.model = build_model(timestep, self.gripper, cube_position)
+        self.cameras = tuple(cameras)
+        self.model = build_model(timestep, self.gripper, cube_position, self.cameras)
         self.data = mujoco.MjData(self.model)
         m = self.model
         self.timestep = m.opt.timestep
@@ -123,7 +143,10 @@ class MujocoBackend(PhysicsBackend):
         self._payload = m.body("payload").id
         # frames for TF: the links of the arm and gripper, and free objects
         self._frame_bodies = list(range(1, m.nbody))
-        self.frame_names = tuple(_frame_name(m.body(b).name) for b in self._frame_bodies)
+        self._frame_cameras = [m.camera(c.name).id for c in self.cameras]
+        self.frame_names = tuple(_frame_name(m.body(b).name) for b in self._frame_bodies) + tuple(
+            f"{c.name}_optical_frame" for c in self.cameras
+        )
         # start with the gripper open
         self.data.qpos[self._gripper_qpos] = self.gripper.open_position
         self.command_gripper(self.gripper.open_position, 0.0)
@@ -173,8 +196,15 @@ class MujocoBackend(PhysicsBackend):
 
     def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
         d = self.data
-        quats = d.xquat[self._frame_bodies]  # (w, x, y, z)
-        return d.xpos[self._frame_bodies].copy(), quats[:, [1, 2, 3, 0]]
+        quats = d.xquat[self._frame_bodies][:, [1, 2, 3, 0]]  # (w, x, y, z) -> (x, y, z, w)
+        positions = d.xpos[self._frame_bodies]
+        if self._frame_cameras:
+            # optical frames (z forward, y down) of MuJoCo cameras (looking along -z, y up)
+            rotations = d.cam_xmat[self._frame_cameras].reshape(-1, 3, 3) @ np.diag([1.0, -1.0, -1.0])
+            camera_quats = Rotation.from_matrix(rotations).as_quat()
+            positions = np.vstack((positions, d.cam_xpos[self._frame_cameras]))
+            quats = np.vstack((quats, camera_quats))
+        return positions.copy(), quats
 
     def gripper_positions(self) -> np.ndarray:
         return self.data.qpos[self._gripper_qpos].copy()
@@ -212,6 +242,12 @@ class MujocoBackend(PhysicsBackend):
         m.body_inertia[b] = np.maximum(principal, 0.0)
         m.body_iquat[b] = quat
 
+    def render_state(self) -> np.ndarray:
+        return self.data.qpos.copy()
+
+    def camera_renderer(self, divisor: int = 1) -> MujocoCameraRenderer:
+        return MujocoCameraRenderer(self.model, self.cameras, divisor)
+
     def robot_description(self) -> str:
         return urdf_from_model(self.model, _frame_name, ros_joint_name)
 
@@ -220,3 +256,47 @@ class MujocoBackend(PhysicsBackend):
         d.qpos[self._qpos] = q
         d.qvel[:] = 0.0
         mujoco.mj_forward(self.model, d)
+
+
+class MujocoCameraRenderer:
+    """Off-screen rendering of the model's cameras (EGL on the CPU) from a copy of the state.
+
+    Shadows, reflections and the skybox are off and there is no multisampling: that takes a
+    1280x720 frame from ~150 ms to ~40 ms on llvmpipe. With `divisor` > 1 the frame is rendered
+    smaller and scaled up to the camera's size.
+    """
+
+    def __init__(self, model: mujoco.MjModel, cameras: Sequence[CameraSpec], divisor: int) -> None:
+        self.model, self.divisor = model, max(1, int(divisor))
+        model.vis.quality.offsamples = 0
+        self.data = mujoco.MjData(model)
+        self.cameras = {c.name: c for c in cameras}
+        self.renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        for c in cameras:
+            size = (c.height // self.divisor, c.width // self.divisor)
+            if size not in self.renderers:
+                renderer = mujoco.Renderer(model, *size)
+                for flag in (
+                    mujoco.mjtRndFlag.mjRND_SHADOW,
+                    mujoco.mjtRndFlag.mjRND_REFLECTION,
+                    mujoco.mjtRndFlag.mjRND_SKYBOX,
+                ):
+                    renderer.scene.flags[flag] = 0
+                self.renderers[size] = renderer
+
+    def render(self, qpos: np.ndarray, name: str) -> np.ndarray:
+        camera = self.cameras[name]
+        self.data.qpos[:] = qpos
+        mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_camlight(self.model, self.data)
+        renderer = self.renderers[(camera.height // self.divisor, camera.width // self.divisor)]
+        renderer.update_scene(self.data, camera=name)
+        rgb = renderer.render()
+        if self.divisor > 1:
+            rgb = cv2.resize(rgb, (camera.width, camera.height), interpolation=cv2.INTER_LINEAR)
+        return rgb
+
+    def close(self) -> None:
+        for renderer in self.renderers.values():
+            renderer.close()
+        self.renderers.clear()

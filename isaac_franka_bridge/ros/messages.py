@@ -14,7 +14,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped, WrenchStamped
 from scipy.spatial.transform import Rotation
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 from tf2_msgs.msg import TFMessage
 
@@ -113,4 +113,23 @@ def static_transform(parent: str, child: str, translation: np.ndarray, rotation:
     t, r = msg.transform.translation, msg.transform.rotation
     t.x, t.y, t.z = (float(v) for v in translation)
     r.x, r.y, r.z, r.w = (float(v) for v in Rotation.from_matrix(rotation).as_quat())
+    return msg
+
+
+def image_msg(stamp: Time, frame_id: str, rgb: np.ndarray) -> Image:
+    msg = Image(height=rgb.shape[0], width=rgb.shape[1], encoding="rgb8", is_bigendian=0, step=rgb.shape[1] * 3)
+    msg.header.stamp, msg.header.frame_id = stamp, frame_id
+    msg.data = rgb.tobytes()
+    return msg
+
+
+def camera_info_msg(camera, frame_id: str) -> CameraInfo:
+    """Pinhole intrinsics of a CameraSpec (no distortion: the simulated lens is ideal)."""
+    focal, cx, cy = camera.intrinsics()
+    msg = CameraInfo(height=camera.height, width=camera.width, distortion_model="plumb_bob")
+    msg.header.frame_id = frame_id
+    msg.d = [0.0] * 5
+    msg.k = [focal, 0.0, cx, 0.0, focal, cy, 0.0, 0.0, 1.0]
+    msg.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    msg.p = [focal, 0.0, cx, 0.0, 0.0, focal, cy, 0.0, 0.0, 0.0, 1.0, 0.0]
     return msg

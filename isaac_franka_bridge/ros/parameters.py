@@ -45,6 +45,8 @@ PARAMETERS: tuple[Param, ...] = (
     Param("franka_sim", "state_publish_rate", 500.0, "state topics, Jacobian and /clock [Hz]", 1.0, 1000.0, True),
     Param("franka_sim", "joint_states_publish_rate", 100.0, "/joint_states, gripper, /tf [Hz]", 1.0, 1000.0, True),
     Param("franka_sim", "arm_id", "panda", "prefix of joint and frame names", read_only=True),
+    Param("franka_sim", "cameras_config", "", "YAML file of the simulated cameras ('' = none)", read_only=True),
+    Param("franka_sim", "camera_render_divisor", 1, "render at 1/N of the size and scale up (CPU)", read_only=True),
     Param("franka_sim", "gripper_type", "Robotiq", f"gripper: {', '.join(GRIPPER_TYPES)}", read_only=True),
     Param("franka_sim", "payload_mass", 0.0, "simulation only: mass physically attached at the flange [kg]", 0.0, 3.0),
     Param("franka_sim", "payload_center_of_mass", [0.0] * 3, "simulation only: its centre, flange frame [m]", length=3),

@@ -28,9 +28,9 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
@@ -39,6 +39,7 @@ from ..backends import BACKENDS, create_backend
 from ..controller import COMPLIANCE_PARAMETERS, CartesianImpedanceController
 from ..controller.impedance import normalized_quaternion
 from ..sim import reflexes
+from ..sim.cameras import CameraThread, Frame, load_cameras
 from ..sim.loop import SimulationLoop
 from ..sim.state import RobotSnapshot
 from . import messages as msgs
@@ -71,7 +72,9 @@ class SimBridge:
             raise ValueError(f"parameter gripper_type='{gripper_type}' must be one of {GRIPPER_TYPES}")
         self.log.info(f"loading the '{backend_name}' backend (Franka Panda + {gripper_type} gripper)")
         t0 = time.perf_counter()
-        self.backend = create_backend(backend_name, gripper=gripper_type)
+        cameras_config = self._param(self.sim_node, "cameras_config")
+        self.cameras = load_cameras(cameras_config) if cameras_config else []
+        self.backend = create_backend(backend_name, gripper=gripper_type, cameras=self.cameras)
         self.reset_joint_target = np.array(self._param(self.control_node, "reset_joint_target"), dtype=float)
         self.backend.set_arm_configuration(self.reset_joint_target)
         self.log.info(
@@ -98,6 +101,9 @@ class SimBridge:
         self.joint_states_every = max(1, round(state_rate / self._param(self.sim_node, "joint_states_publish_rate")))
         self._snapshots_published = 0
         self._create_interfaces()
+        self.camera_thread = None
+        if self.cameras:
+            self._create_camera_interfaces()
         self._apply()
 
     # ------------------------------------------------------------------ parameters
@@ -231,6 +237,36 @@ class SimBridge:
         reflex = self.loop.reflex
         return f"reflex: {reflex}" if reflex else self.loop.mode.value
 
+    def _create_camera_interfaces(self) -> None:
+        sensor = qos_profile_sensor_data
+        self.camera_publishers = {
+            c.name: (
+                self.sim_node.create_publisher(Image, f"{c.name}/image_raw", sensor),
+                self.sim_node.create_publisher(CameraInfo, f"{c.name}/camera_info", sensor),
+                msgs.camera_info_msg(c, f"{c.name}_optical_frame"),
+            )
+            for c in self.cameras
+        }
+        divisor = max(1, int(self._param(self.sim_node, "camera_render_divisor")))
+        self.camera_thread = CameraThread(
+            lambda: self.backend.camera_renderer(divisor),
+            self.cameras,
+            lambda: self.loop.render_state,
+            self._publish_frame,
+        )
+
+    def _publish_frame(self, frame: Frame) -> None:
+        """Called by the camera thread with each rendered frame."""
+        image_publisher, info_publisher, info = self.camera_publishers[frame.camera.name]
+        stamp = msgs.stamp_of(frame.stamp)
+        info.header.stamp = stamp
+        try:
+            image_publisher.publish(msgs.image_msg(stamp, info.header.frame_id, frame.rgb))
+            info_publisher.publish(info)
+        except RCLError:
+            if self.sim_node.context.ok():
+                raise
+
     def _publish_robot_mode(self) -> None:
         text = self.robot_mode_text()
         if text != self._mode_text:
@@ -342,7 +378,14 @@ class SimBridge:
     # ------------------------------------------------------------------ life cycle
     def start(self) -> None:
         self.loop.start_impedance()
+        self.loop.capture_render_state = self.camera_thread is not None
         self.loop.start()
+        if self.camera_thread is not None:
+            self.camera_thread.start()
+            self.log.info(
+                "cameras: "
+                + ", ".join(f"{c.name} ({c.serial_number}, {c.width}x{c.height} @ {c.fps:g} fps)" for c in self.cameras)
+            )
         with self._snapshot_event:
             self._snapshot_event.wait_for(lambda: self._latest is not None, timeout=5.0)
         self.log.info(
@@ -351,6 +394,8 @@ class SimBridge:
         )
 
     def shutdown(self) -> None:
+        if self.camera_thread is not None:
+            self.camera_thread.stop()
         self.loop.stop()
         self.backend.close()
         for node in self.nodes:

@@ -1,0 +1,320 @@
+"""``config``, ``pipeline``, ``pipeline_profile`` and ``align``: streaming one simulated camera's frames."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ._devices import context, device
+from ._frames import composite_frame, make_frame
+from ._server import FrameClient, Poll, RawFrame, ServerUnavailable
+from ._streams import video_stream_profile
+from ._types import format, stream
+
+POLL_CHUNK_S = 1.0  # [s] longest single long poll: bounds how long a server restart (seq reset) goes unnoticed
+BACKOFF_MIN_S = 0.05  # [s] first wait after a failed request; doubles up to BACKOFF_MAX_S
+BACKOFF_MAX_S = 0.5
+
+_FORMATS = {stream.color: (format.bgr8, format.rgb8), stream.depth: (format.z16,)}
+_DEFAULT_FORMAT = {stream.color: format.bgr8, stream.depth: format.z16}
+
+
+@dataclass
+class _StreamRequest:
+    stream: stream
+    width: int  # 0: any
+    height: int
+    format: format
+    fps: int
+
+
+class config:  # lower case: pyrealsense2 spelling
+    """Which device and streams ``pipeline.start`` should open."""
+
+    def __init__(self) -> None:
+        self._serial: str | None = None
+        self._streams: dict[stream, _StreamRequest] = {}
+
+    def enable_device(self, serial: str) -> None:
+        self._serial = str(serial)
+
+    def enable_stream(self, stream_type: stream, *args: Any, **kwargs: Any) -> None:
+        """Any of pyrealsense2's overloads: ``(stream)``, ``(stream, format, fps)``, ``(stream, w, h, format, fps)``,
+        ``(stream, index, w, h, format, fps)``, ``(stream, index)``, ``(stream, index, format, fps)``."""
+        values: dict[str, Any] = {"width": 0, "height": 0, "format": format.any, "framerate": 0}
+        names = {
+            0: [],
+            1: ["stream_index"],
+            2: ["format", "framerate"],
+            3: ["stream_index", "format", "framerate"],
+            4: ["width", "height", "format", "framerate"],
+            5: ["stream_index", "width", "height", "format", "framerate"],
+        }.get(len(args))
+        if names is None:
+            raise TypeError(f"enable_stream(): unsupported number of arguments ({1 + len(args)})")
+        values.update(zip(names, args, strict=True))
+        values.update(kwargs)
+        self._streams[stream(stream_type)] = _StreamRequest(
+            stream(stream_type),
+            int(values["width"]),
+            int(values["height"]),
+            format(values["format"]),
+            int(values["framerate"]),
+        )
+
+    def enable_all_streams(self) -> None:
+        self._streams = {s: _StreamRequest(s, 0, 0, format.any, 0) for s in (stream.color, stream.depth)}
+
+    def disable_stream(self, stream_type: stream, index: int = -1) -> None:
+        self._streams.pop(stream(stream_type), None)
+
+    def disable_all_streams(self) -> None:
+        self._streams.clear()
+
+    def can_resolve(self, pipe: pipeline) -> bool:
+        try:
+            self.resolve(pipe)
+        except RuntimeError:
+            return False
+        return True
+
+    def resolve(self, pipe: pipeline) -> pipeline_profile:
+        """The device and stream profiles ``pipe.start(self)`` would open; RuntimeError as pyrealsense2 raises."""
+        devices = pipe._ctx.query_devices()
+        if not devices:
+            raise RuntimeError(f"No device connected (virtual_realsense: no cameras at {pipe._ctx.server.url})")
+        if self._serial is None:
+            dev = devices[0]
+        else:
+            matches = [d for d in devices if d.spec.serial == self._serial]
+            if not matches:
+                known = ", ".join(f"{d.spec.name}={d.spec.serial}" for d in devices)
+                raise RuntimeError(
+                    f"Couldn't resolve requests (virtual_realsense: no simulated camera has serial "
+                    f"{self._serial}; cameras: {known})"
+                )
+            dev = matches[0]
+        defaults = (stream.color, stream.depth) if dev.spec.depth else (stream.color,)
+        requests = list(self._streams.values()) or [_StreamRequest(s, 0, 0, format.any, 0) for s in defaults]
+        return pipeline_profile(dev, [_resolve_stream(dev, r) for r in requests])
+
+
+def _resolve_stream(dev: device, req: _StreamRequest) -> video_stream_profile:
+    spec = dev.spec
+    problem = None
+    if req.stream not in _FORMATS or (req.stream == stream.depth and not spec.depth):
+        problem = f"camera {spec.name} has no {req.stream.name} stream"
+    elif req.width not in (0, spec.width) or req.height not in (0, spec.height):
+        problem = f"camera {spec.name} renders {spec.width}x{spec.height}, not {req.width}x{req.height}"
+    elif req.format not in (format.any, *_FORMATS[req.stream]):
+        problem = f"{req.stream.name} stream has no format {req.format.name}"
+    if problem:
+        raise RuntimeError(f"Couldn't resolve requests (virtual_realsense: {problem})")
+    fmt = _DEFAULT_FORMAT[req.stream] if req.format == format.any else req.format
+    # The simulation renders at its own rate; a requested rate is recorded, not enforced.
+    return video_stream_profile(req.stream, spec.width, spec.height, fmt, req.fps or spec.fps)
+
+
+class pipeline_profile:  # lower case: pyrealsense2 spelling
+    """The device and streams of a started pipeline."""
+
+    def __init__(self, dev: device, streams: list[video_stream_profile]) -> None:
+        self._device = dev
+        self._streams = streams
+
+    def get_device(self) -> device:
+        return self._device
+
+    def get_streams(self) -> list[video_stream_profile]:
+        return list(self._streams)
+
+    def get_stream(self, stream_type: stream, index: int = -1) -> video_stream_profile:
+        for s in self._streams:
+            if s.stream_type() == stream_type:
+                return s
+        raise RuntimeError(f"Profile does not contain the requested stream: {stream(stream_type).name}")
+
+
+class _Backoff:
+    """Waits between failed requests: short at first, doubling up to a cap, never past the deadline."""
+
+    def __init__(self) -> None:
+        self.delay = BACKOFF_MIN_S
+
+    def reset(self) -> None:
+        self.delay = BACKOFF_MIN_S
+
+    def sleep(self, deadline: float) -> None:
+        time.sleep(max(0.0, min(self.delay, deadline - time.monotonic())))
+        self.delay = min(2 * self.delay, BACKOFF_MAX_S)
+
+
+class _FrameSource:
+    """Delivers each new frame of one camera exactly once, across long polls, timeouts and server restarts.
+
+    Normally one long poll ``after=<last seq>`` per frame. After a dropped connection or an empty long poll it
+    first asks for the newest frame (``after=-1``): a restarted server counts its seqs from the start again, so a
+    frame whose (seq, capture time) differs from the last one delivered is new even when its seq is lower.
+    """
+
+    def __init__(self, client: FrameClient, color: video_stream_profile, depth: video_stream_profile | None) -> None:
+        self._client = client
+        self._color = color
+        self._depth = depth
+        self._last: RawFrame | None = None
+        self._probe = True
+        self.running = True
+
+    def next(self, deadline: float, timeout_ms: int) -> composite_frame:
+        raw = self._fetch_new_color(deadline, timeout_ms)
+        frames = [make_frame(raw, self._color)]
+        if self._depth is not None:
+            frames.append(make_frame(self._fetch_depth(raw.seq, deadline, timeout_ms), self._depth))
+        return composite_frame(frames)
+
+    def _fetch_new_color(self, deadline: float, timeout_ms: int) -> RawFrame:
+        backoff = _Backoff()
+        while True:
+            remaining = self._remaining(deadline, timeout_ms)
+            probe = self._probe or self._last is None
+            wait = 0.0 if probe else min(remaining, POLL_CHUNK_S)
+            after = self._last.seq if self._last is not None and not probe else -1
+            started = time.monotonic()
+            try:
+                outcome, raw = self._client.fetch("color", after, wait)
+            except ServerUnavailable:
+                self._probe = True
+                self._check_running()
+                backoff.sleep(deadline)
+                continue
+            self._check_running()
+            if outcome is Poll.FRAME and raw is not None:
+                last = self._last
+                if last is None:
+                    is_new = True
+                elif probe:  # after a restart the seq may be lower: any other frame than the last one is new
+                    is_new = (raw.seq, raw.wall_time) != (last.seq, last.wall_time)
+                else:
+                    is_new = raw.seq > last.seq
+                self._probe = False
+                if is_new:
+                    self._last = raw
+                    return raw
+                if probe:
+                    continue  # the newest frame is the one already delivered: long-poll for the next one
+                self._probe = True  # a long poll answered with an old frame (a server ignoring after=)
+                backoff.sleep(deadline)
+                continue
+            self._probe = True
+            if outcome is Poll.TIMEOUT and wait > 0 and time.monotonic() - started >= 0.5 * wait:
+                continue  # a real long poll that found nothing new: ask again straight away
+            backoff.sleep(deadline)  # not ready, unknown camera, or a timeout that came back too soon
+
+    def _fetch_depth(self, seq: int, deadline: float, timeout_ms: int) -> RawFrame:
+        """The depth frame captured with colour frame ``seq`` (or the first one after it)."""
+        backoff = _Backoff()
+        while True:
+            remaining = self._remaining(deadline, timeout_ms)
+            started = time.monotonic()
+            wait = min(remaining, POLL_CHUNK_S)
+            try:
+                outcome, raw = self._client.fetch("depth", seq - 1, wait)
+            except ServerUnavailable:
+                self._probe = True
+                self._check_running()
+                backoff.sleep(deadline)
+                continue
+            self._check_running()
+            if outcome is Poll.FRAME and raw is not None:
+                return raw
+            if not (outcome is Poll.TIMEOUT and time.monotonic() - started >= 0.5 * wait):
+                backoff.sleep(deadline)
+
+    def _remaining(self, deadline: float, timeout_ms: int) -> float:
+        self._check_running()
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise RuntimeError(f"Frame didn't arrive within {timeout_ms}")
+        return remaining
+
+    def _check_running(self) -> None:
+        if not self.running:
+            raise RuntimeError("wait_for_frames cannot be called before start()")
+
+
+class pipeline:  # lower case: pyrealsense2 spelling
+    """Streams one simulated camera: ``start(config)``, then ``wait_for_frames()`` per new frame, then ``stop()``."""
+
+    def __init__(self, ctx: context | None = None) -> None:
+        self._ctx = ctx or context()
+        self._lock = threading.Lock()  # serialises readers; start/stop do not wait for it
+        self._profile: pipeline_profile | None = None
+        self._source: _FrameSource | None = None
+        self._client: FrameClient | None = None
+
+    def start(self, cfg: config | None = None) -> pipeline_profile:
+        """Opens the configured device and streams; RuntimeError when they cannot be resolved."""
+        if self._source is not None:
+            raise RuntimeError("start() cannot be called before stop()")
+        profile = (cfg or config()).resolve(self)
+        try:
+            color = profile.get_stream(stream.color)
+        except RuntimeError:
+            raise RuntimeError("Couldn't resolve requests (virtual_realsense: a colour stream is required)") from None
+        depth = next((s for s in profile.get_streams() if s.stream_type() == stream.depth), None)
+        self._client = FrameClient(self._ctx.server, profile.get_device().spec.name)
+        self._source = _FrameSource(self._client, color, depth)
+        self._profile = profile
+        return profile
+
+    def stop(self) -> None:
+        """Closes the stream; a ``wait_for_frames`` blocked in another thread raises RuntimeError."""
+        source, client = self._source, self._client
+        if source is None or client is None:
+            raise RuntimeError("stop() cannot be called before start()")
+        source.running = False
+        self._source = self._client = None
+        self._profile = None
+        client.close()
+
+    def wait_for_frames(self, timeout_ms: int = 5000) -> composite_frame:
+        """Blocks until a frame newer than the last one returned arrives; RuntimeError after ``timeout_ms``."""
+        deadline = time.monotonic() + timeout_ms / 1000.0
+        source = self._source
+        if source is None:
+            raise RuntimeError("wait_for_frames cannot be called before start()")
+        with self._lock:
+            return source.next(deadline, timeout_ms)
+
+    def try_wait_for_frames(self, timeout_ms: int = 5000) -> tuple[bool, composite_frame]:
+        """``(True, frames)``, or ``(False, empty frameset)`` on timeout."""
+        try:
+            return True, self.wait_for_frames(timeout_ms)
+        except RuntimeError:
+            if self._source is None:
+                raise
+            return False, composite_frame()
+
+    def poll_for_frames(self) -> composite_frame:
+        """A new frameset if one is ready now, else an empty (falsy) one."""
+        return self.try_wait_for_frames(timeout_ms=1)[1] if self._source is not None else composite_frame()
+
+    def get_active_profile(self) -> pipeline_profile:
+        if self._profile is None:
+            raise RuntimeError("get_active_profile() can only be called between a start() and a following stop()")
+        return self._profile
+
+
+class align:  # lower case: pyrealsense2 spelling
+    """Depth-to-colour alignment: the simulated depth is rendered from the colour camera, so frames pass through."""
+
+    def __init__(self, align_to: stream) -> None:
+        self._align_to = stream(align_to)
+
+    def process(self, frames: composite_frame) -> composite_frame:
+        return frames
+
+
+__all__ = ["align", "config", "pipeline", "pipeline_profile"]

@@ -181,7 +181,7 @@ class MujocoBackend(PhysicsBackend):
 
     def end_step(self, tau: np.ndarray) -> None:
         d = self.data
-        d.ctrl[self._arm_actuators] = np.clip(tau, -TORQUE_LIMITS, TORQUE_LIMITS)
+        d.ctrl[self._arm_actuators] = np.minimum(np.maximum(tau, -TORQUE_LIMITS), TORQUE_LIMITS)
         mujoco.mj_step2(self.model, d)
 
     # ------------------------------------------------------------------ measurements

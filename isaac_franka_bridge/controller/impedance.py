@@ -17,6 +17,7 @@ from .parameters import COMPLIANCE_PARAMETERS, DEFAULT_COMPLIANCE
 FILTER_FACTOR = 0.005  # first-order filter factor per tick, for gains and the equilibrium
 DELTA_TAU_MAX = 1.0  # [Nm] largest change of a joint torque from one tick to the next
 INTEGRAL_LIMIT = np.array([0.1, 0.1, 0.1, 0.3, 0.3, 0.3])
+IDENTITY7 = np.eye(7)
 PINV_DAMPING = 0.2  # damping of the pseudo-inverse in the null-space projector, as the real controller
 
 _SPECS = {p.name: p for p in COMPLIANCE_PARAMETERS}
@@ -169,10 +170,10 @@ class CartesianImpedanceController:
             quat = -quat
         q_err = quat_multiply(quat_conjugate(quat), self.quat_d)
         error[3:] = -rotation @ q_err[:3]
-        np.clip(error, self.clip_low, self.clip_high, out=error)
+        np.minimum(np.maximum(error, self.clip_low, out=error), self.clip_high, out=error)
         self.error = error
         # 2. integral, clamped
-        self.error_integral = np.clip(self.error_integral + error, -INTEGRAL_LIMIT, INTEGRAL_LIMIT)
+        self.error_integral = np.minimum(np.maximum(self.error_integral + error, -INTEGRAL_LIMIT), INTEGRAL_LIMIT)
         # 3. task torque
         tau_task = jacobian.T @ (
             -self.stiffness * error - self.damping * (jacobian @ dq) - self.ki * self.error_integral
@@ -182,11 +183,12 @@ class CartesianImpedanceController:
         qe[0] *= self.joint1_nullspace_stiffness
         dqe = np.array(dq, dtype=float)
         dqe[0] *= 2.0 * math.sqrt(self.joint1_nullspace_stiffness)
-        projector = np.eye(7) - jacobian.T @ damped_pinv_of_transpose(jacobian, PINV_DAMPING)
+        projector = IDENTITY7 - jacobian.T @ damped_pinv_of_transpose(jacobian, PINV_DAMPING)
         tau_null = projector @ (self.nullspace_stiffness * qe - 2.0 * math.sqrt(self.nullspace_stiffness) * dqe)
         # 5. sum and torque-rate saturation
         tau_d = tau_task + tau_null + coriolis
-        tau_d = self.tau_previous + np.clip(tau_d - self.tau_previous, -self.delta_tau_max, self.delta_tau_max)
+        step = np.minimum(np.maximum(tau_d - self.tau_previous, -self.delta_tau_max), self.delta_tau_max)
+        tau_d = self.tau_previous + step
         self.tau_previous = tau_d
         # 6. first-order filters toward the targets
         self._filter()

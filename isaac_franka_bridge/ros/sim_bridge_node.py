@@ -182,7 +182,6 @@ class SimBridge:
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.pub_mode = self.control_node.create_publisher(String, "~/robot_mode", latched)
         self._mode_text = ""
-        self.control_node.create_timer(0.05, self._publish_robot_mode)
 
         command_qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.impedance_node.create_subscription(
@@ -225,6 +224,7 @@ class SimBridge:
         self.pub_wrench.publish(m.wrench)
         self.pub_joint_states.publish(m.joints)
         self.pub_clock.publish(Clock(clock=stamp))
+        self._publish_robot_mode()
         self._snapshots_published += 1
         if self._snapshots_published % self.joint_states_every == 0:
             m.fill_joint_states(stamp, snap)
@@ -268,6 +268,7 @@ class SimBridge:
                 raise
 
     def _publish_robot_mode(self) -> None:
+        """On change only (checked at every state tick, from the simulation thread)."""
         text = self.robot_mode_text()
         if text != self._mode_text:
             self._mode_text = text

@@ -33,7 +33,9 @@ from .state import ArmState, RobotSnapshot
 
 log = logging.getLogger(__name__)
 
-WRENCH_FILTER_FACTOR = 0.1  # first-order filter of the external wrench estimate per tick (~10 ms)
+CATCH_UP_LIMIT = 2.0  # [s] a lag up to this is made up by running faster; beyond, pace restarts from now
+SAFETY_EVERY = 2  # ticks between external-wrench estimates and reflex checks (2 ms)
+WRENCH_FILTER_FACTOR = 0.2  # first-order filter of the wrench estimate per estimate (~10 ms)
 
 
 class Mode(str, enum.Enum):
@@ -172,7 +174,7 @@ class SimulationLoop:
                     ahead = (self.sim_time - sim0) / self.real_time_factor - (now - wall0)
                     if ahead > 0.001:
                         time.sleep(ahead)
-                    elif ahead < -0.5:  # fell far behind: keep pace from here rather than sprint
+                    elif ahead < -CATCH_UP_LIMIT:  # fell far behind: keep pace from here rather than sprint
                         wall0, sim0 = now, self.sim_time
         except Exception:  # a dead simulation must be visible, not silent
             log.exception("simulation loop crashed")
@@ -203,8 +205,9 @@ class SimulationLoop:
             tau = np.zeros(7)
         # the robot's own model compensates the load it was told about
         tau = tau + self._load_torque(s, *self.declared_load)
-        self._estimate_wrench(s)
-        if self.mode is not Mode.REFLEX:
+        if self.ticks % SAFETY_EVERY == 0:
+            self._estimate_wrench(s)
+        if self.mode is not Mode.REFLEX and self.ticks % SAFETY_EVERY == 0:
             reason = reflexes.check(self.reflex_limits, s.q, s.dq, tau, s.position, self._wrench_on_robot[:3])
             if reason is not None:
                 self._enter_reflex(reason, s)
@@ -217,7 +220,9 @@ class SimulationLoop:
                 self.render_state = (self.sim_time, self.backend.render_state())
             self.on_snapshot(self.snapshot(s))
 
-    def _load_torque(self, s: ArmState, mass: float, center_of_mass: np.ndarray) -> np.ndarray:
+    def _load_torque(self, s: ArmState, mass: float, center_of_mass: np.ndarray) -> np.ndarray | float:
+        if mass <= 0.0:
+            return 0.0
         return holding_torque(s.jacobian, s.position, s.rotation, self.backend.flange_to_ee, mass, center_of_mass)
 
     def _estimate_wrench(self, s: ArmState) -> None:

@@ -7,6 +7,7 @@ ignores commands until `error_recovery` is called.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,22 +45,25 @@ def check(
     """The reflex this state triggers, as the robot would name it, or None."""
     if not limits.enabled:
         return None
-    force = float(np.linalg.norm(external_force))
+    force = math.sqrt(float(external_force @ external_force))
     if force > limits.contact_force:
         return f"cartesian_reflex: external force {force:.1f} N > {limits.contact_force:g} N"
     margin = limits.joint_position_margin
     outside = (q < JOINT_LOWER + margin) | (q > JOINT_UPPER - margin)
+    fast = np.abs(dq) > limits.joint_velocity_scale * JOINT_VELOCITY_LIMIT
+    strong = np.abs(tau_commanded) > limits.torque_scale * JOINT_TORQUE_LIMIT
+    box = (position < limits.workspace_min) | (position > limits.workspace_max)
+    if not (outside.any() or fast.any() or strong.any() or box.any()):
+        return None
     if outside.any():
         j = _first(outside)
         return f"joint_position_limits_violation: joint {j} at {q[j - 1]:.3f} rad"
-    fast = np.abs(dq) > limits.joint_velocity_scale * JOINT_VELOCITY_LIMIT
     if fast.any():
         j = _first(fast)
         return f"joint_velocity_violation: joint {j} at {dq[j - 1]:.2f} rad/s"
-    strong = np.abs(tau_commanded) > limits.torque_scale * JOINT_TORQUE_LIMIT
     if strong.any():
         j = _first(strong)
         return f"joint_torque_limit_violation: joint {j} commanded {tau_commanded[j - 1]:.1f} Nm"
-    if np.any(position < limits.workspace_min) or np.any(position > limits.workspace_max):
+    if box.any():
         return f"cartesian_position_limits_violation: end effector at {np.round(position, 3).tolist()}"
     return None

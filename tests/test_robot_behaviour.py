@@ -129,3 +129,20 @@ def _child(process: Process, name: str):
         if name in " ".join(child.cmdline()):
             return child
     raise AssertionError(f"no {name} process under the launch")
+
+
+def test_stopimp_leaves_the_arm_holding_itself_and_startimp_resumes_from_where_it_is(robot):
+    start = robot.pose()
+    assert robot.ok("stopimp") == "Stopped impedance"
+    assert health(robot)["robot_mode"] == "idle" or wait_until(lambda: health(robot)["robot_mode"] == "idle", 2.0)
+    robot.ok("pose", {"arr": [*(start[:3] + [0.03, 0.0, 0.0]), *start[3:]]})
+    time.sleep(1.0)
+    # no controller: the pose is not followed, and gravity compensation alone holds the arm up
+    assert np.linalg.norm(robot.pose()[:3] - start[:3]) < 0.01
+    assert robot.ok("startimp") == "Started impedance"
+    held = robot.pose()
+    time.sleep(1.0)
+    # restarted at the current pose (the stale target is not chased)
+    assert np.linalg.norm(robot.pose()[:3] - held[:3]) < 0.003
+    robot.ok("pose", {"arr": [*(start[:3] + [0.03, 0.0, 0.0]), *start[3:]]})
+    assert wait_until(lambda: np.linalg.norm(robot.pose()[:3] - (start[:3] + [0.03, 0, 0])) < 0.003, 5.0)

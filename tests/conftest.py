@@ -6,6 +6,7 @@ Nothing here is a test double: the tests talk HTTP to the server and ROS 2 to th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -122,20 +123,46 @@ def launch_sim(port: int, *extra: str, env: dict[str, str] | None = None) -> Pro
     )
 
 
+def answering(robot: Robot) -> bool:
+    try:
+        return robot.post("getstate", timeout=2.0).status_code == 200
+    except requests.ConnectionError:
+        return False
+
+
+@contextlib.contextmanager
+def second_robot(*launch_args: str):
+    """Another sim.launch.py on its own ROS domain and port, with a ROS node of the test on that domain.
+
+    Yields (Robot, Node, Process).
+    """
+    port, env = free_port(), other_domain()
+    process = launch_sim(port, *launch_args, env=env)
+    robot = Robot(f"http://127.0.0.1:{port}/")
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(env["ROS_DOMAIN_ID"]))
+    node = Node("test_probe_second_robot", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        assert wait_until(lambda: answering(robot) or not process.alive(), STARTUP_TIMEOUT, 0.25), process.output()
+        assert process.alive(), process.output()
+        yield robot, node, process
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        process.stop()
+
+
 @pytest.fixture(scope="session")
 def sim():
     """sim.launch.py, running for the whole session: yields (Robot, Process)."""
     port = free_port()
     process = launch_sim(port)
     robot = Robot(f"http://127.0.0.1:{port}/")
-
-    def answering() -> bool:
-        try:
-            return robot.post("getstate", timeout=2.0).status_code == 200
-        except requests.ConnectionError:
-            return False
-
-    if not wait_until(lambda: answering() or not process.alive(), STARTUP_TIMEOUT, 0.25) or not process.alive():
+    if not wait_until(lambda: answering(robot) or not process.alive(), STARTUP_TIMEOUT, 0.25) or not process.alive():
         process.stop()
         pytest.fail(f"sim.launch.py did not come up:\n{process.output()}")
     yield robot, process

@@ -2,38 +2,21 @@
 encoding, with intrinsics from the configured field of view. Real sim bridge + MuJoCo EGL rendering."""
 
 import math
-import threading
 
 import numpy as np
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
 
 from isaac_franka_bridge.sim.cameras import load_cameras
 
-from conftest import free_port, launch_sim, other_domain, wait_until
+from conftest import second_robot, wait_until
 
 
 @pytest.fixture(scope="module")
 def camera_sim():
-    env = other_domain()
-    process = launch_sim(free_port(), "cameras_config:=", env=env)
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=int(env["ROS_DOMAIN_ID"]))
-    node = Node("test_cameras", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    threading.Thread(target=executor.spin, daemon=True).start()
-    try:
+    with second_robot("cameras_config:=") as (_, node, process):
         yield node, process
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        process.stop()
 
 
 def test_default_camera_config_names_the_wrist_cameras_with_serials():

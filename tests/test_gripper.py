@@ -2,19 +2,15 @@
 (Robotiq 2F-85 and Franka hand). Real sim bridge + server + MuJoCo; the cube's pose is read from
 /tf, as RViz would."""
 
-import threading
 import time
 
 import numpy as np
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
 
 from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE
 
-from conftest import Robot, free_port, launch_sim, other_domain, wait_until
+from conftest import second_robot, wait_until
 
 
 @pytest.fixture(params=["Robotiq", "Franka"], scope="module")
@@ -23,30 +19,8 @@ def rig(request, sim, ros):
     if request.param == "Robotiq":  # the session's simulation
         yield sim[0], ros
         return
-    port, env = free_port(), other_domain()
-    process = launch_sim(port, "gripper_type:=Franka", env=env)
-    robot = Robot(f"http://127.0.0.1:{port}/")
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=int(env["ROS_DOMAIN_ID"]))
-    node = Node("test_probe_franka", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    threading.Thread(target=executor.spin, daemon=True).start()
-    try:
-
-        def up() -> bool:
-            try:
-                return robot.post("getstate", timeout=2).status_code == 200
-            except Exception:
-                return False
-
-        assert wait_until(up, 90.0), process.output()
+    with second_robot("gripper_type:=Franka") as (robot, node, _):
         yield robot, node
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        process.stop()
 
 
 @pytest.fixture()

@@ -70,9 +70,10 @@ class PhysicsBackend(ABC):
         """A copy of what rendering needs (called by the physics thread between steps)."""
         raise NotImplementedError(f"{type(self).__name__} renders no cameras")
 
-    def camera_renderer(self, divisor: int = 1):
-        """An object with render(state, camera_name) -> (h, w, 3) uint8 RGB and close(), made in the
-        thread that will use it. `divisor` renders at 1/divisor of the size and scales up."""
+    def camera_renderer_factory(self, divisor: int = 1):
+        """A picklable callable that makes, in the process that calls it, an object with
+        render(state, camera_name) -> (h, w, 3) uint8 RGB and close(). `divisor` renders at
+        1/divisor of the size and scales up."""
         raise NotImplementedError(f"{type(self).__name__} renders no cameras")
 
     def robot_description(self) -> str | None:

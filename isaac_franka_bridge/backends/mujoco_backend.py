@@ -9,7 +9,8 @@ actuators, so it counts against the joint torque limits as on the real robot).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 import cv2
 import mujoco
@@ -115,6 +116,7 @@ class MujocoBackend(PhysicsBackend):
         self.gripper = GRIPPERS[gripper]
         tcp_offset = self.gripper.tcp_offset
         self.cameras = tuple(cameras)
+        self._options = (timestep, gripper, tuple(cube_position), self.cameras)  # rebuilds the same scene
         self.model = build_model(timestep, self.gripper, cube_position, self.cameras)
         self.data = mujoco.MjData(self.model)
         m = self.model
@@ -245,8 +247,8 @@ class MujocoBackend(PhysicsBackend):
     def render_state(self) -> np.ndarray:
         return self.data.qpos.copy()
 
-    def camera_renderer(self, divisor: int = 1) -> MujocoCameraRenderer:
-        return MujocoCameraRenderer(self.model, self.cameras, divisor)
+    def camera_renderer_factory(self, divisor: int = 1) -> Callable[[], MujocoCameraRenderer]:
+        return functools.partial(MujocoCameraRenderer.for_scene, self._options, divisor)
 
     def robot_description(self) -> str:
         return urdf_from_model(self.model, _frame_name, ros_joint_name)
@@ -265,6 +267,12 @@ class MujocoCameraRenderer:
     1280x720 frame from ~150 ms to ~40 ms on llvmpipe. With `divisor` > 1 the frame is rendered
     smaller and scaled up to the camera's size.
     """
+
+    @classmethod
+    def for_scene(cls, options: tuple, divisor: int) -> MujocoCameraRenderer:
+        """A renderer of its own copy of the backend's scene (in a rendering process)."""
+        timestep, gripper, cube_position, cameras = options
+        return cls(build_model(timestep, GRIPPERS[gripper], cube_position, cameras), cameras, divisor)
 
     def __init__(self, model: mujoco.MjModel, cameras: Sequence[CameraSpec], divisor: int) -> None:
         self.model, self.divisor = model, max(1, int(divisor))

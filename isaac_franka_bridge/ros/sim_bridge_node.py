@@ -13,6 +13,8 @@ These nodes only translate: the physics is in backends/, the control law in cont
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 import sys
 import threading
 import time
@@ -28,9 +30,9 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CameraInfo, Image, JointState
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
@@ -39,11 +41,11 @@ from ..backends import BACKENDS, create_backend
 from ..controller import COMPLIANCE_PARAMETERS, CartesianImpedanceController
 from ..controller.impedance import normalized_quaternion
 from ..sim import reflexes
-from ..sim.cameras import CameraThread, Frame, load_cameras
+from ..sim.cameras import SharedState, load_cameras
 from ..sim.loop import SimulationLoop
 from ..sim.state import RobotSnapshot
+from . import camera_process, parameters
 from . import messages as msgs
-from . import parameters
 from .parameters import GRIPPER_TYPES
 
 GRIPPER_SETTLE_TIMEOUT = 3.0  # [s] a gripper goal ends when the fingers stop or after this long
@@ -101,9 +103,9 @@ class SimBridge:
         self.joint_states_every = max(1, round(state_rate / self._param(self.sim_node, "joint_states_publish_rate")))
         self._snapshots_published = 0
         self._create_interfaces()
-        self.camera_thread = None
+        self.camera_process = None
         if self.cameras:
-            self._create_camera_interfaces()
+            self._create_camera_process()
         self._apply()
 
     # ------------------------------------------------------------------ parameters
@@ -237,35 +239,18 @@ class SimBridge:
         reflex = self.loop.reflex
         return f"reflex: {reflex}" if reflex else self.loop.mode.value
 
-    def _create_camera_interfaces(self) -> None:
-        sensor = qos_profile_sensor_data
-        self.camera_publishers = {
-            c.name: (
-                self.sim_node.create_publisher(Image, f"{c.name}/image_raw", sensor),
-                self.sim_node.create_publisher(CameraInfo, f"{c.name}/camera_info", sensor),
-                msgs.camera_info_msg(c, f"{c.name}_optical_frame"),
-            )
-            for c in self.cameras
-        }
+    def _create_camera_process(self) -> None:
+        """Cameras render in a process of their own, from the state this process shares with it."""
         divisor = max(1, int(self._param(self.sim_node, "camera_render_divisor")))
-        self.camera_thread = CameraThread(
-            lambda: self.backend.camera_renderer(divisor),
-            self.cameras,
-            lambda: self.loop.render_state,
-            self._publish_frame,
+        factory = self.backend.camera_renderer_factory(divisor)
+        size = len(self.backend.render_state())
+        self.camera_state = SharedState(size)
+        self.camera_process = multiprocessing.get_context("spawn").Process(
+            target=camera_process.main,
+            args=(self.camera_state.name, size, factory, self.cameras, self.sim_node.get_namespace(), os.getpid()),
+            name="franka_sim_cameras",
+            daemon=True,
         )
-
-    def _publish_frame(self, frame: Frame) -> None:
-        """Called by the camera thread with each rendered frame."""
-        image_publisher, info_publisher, info = self.camera_publishers[frame.camera.name]
-        stamp = msgs.stamp_of(frame.stamp)
-        info.header.stamp = stamp
-        try:
-            image_publisher.publish(msgs.image_msg(stamp, info.header.frame_id, frame.rgb))
-            info_publisher.publish(info)
-        except RCLError:
-            if self.sim_node.context.ok():
-                raise
 
     def _publish_robot_mode(self) -> None:
         """On change only (checked at every state tick, from the simulation thread)."""
@@ -379,10 +364,11 @@ class SimBridge:
     # ------------------------------------------------------------------ life cycle
     def start(self) -> None:
         self.loop.start_impedance()
-        self.loop.capture_render_state = self.camera_thread is not None
+        if self.camera_process is not None:
+            self.loop.render_sink = self.camera_state.write
+            self.camera_process.start()
         self.loop.start()
-        if self.camera_thread is not None:
-            self.camera_thread.start()
+        if self.camera_process is not None:
             self.log.info(
                 "cameras: "
                 + ", ".join(f"{c.name} ({c.serial_number}, {c.width}x{c.height} @ {c.fps:g} fps)" for c in self.cameras)
@@ -395,9 +381,12 @@ class SimBridge:
         )
 
     def shutdown(self) -> None:
-        if self.camera_thread is not None:
-            self.camera_thread.stop()
         self.loop.stop()
+        if self.camera_process is not None:
+            self.camera_process.join(timeout=3.0)
+            if self.camera_process.is_alive():
+                self.camera_process.terminate()
+            self.camera_state.close(unlink=True)
         self.backend.close()
         for node in self.nodes:
             node.destroy_node()

@@ -79,8 +79,8 @@ class SimulationLoop:
         self.wrench_noise_std = np.zeros(6)  # white noise on it
         self._rng = np.random.default_rng()
         self._wrench_on_robot = np.zeros(6)  # estimated external wrench acting on the robot, base frame
-        self.capture_render_state = False  # set when cameras render from `render_state`
-        self.render_state: tuple[float, object] | None = None  # (sim time, backend state copy)
+        # called at state ticks with (sim time, backend.render_state()) when cameras render
+        self.render_sink: Callable[[float, object], None] | None = None
         self._running = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -216,8 +216,8 @@ class SimulationLoop:
         self.ticks += 1
         self.sim_time = self.ticks * self.dt
         if self.ticks % self.publish_every == 0:
-            if self.capture_render_state:
-                self.render_state = (self.sim_time, self.backend.render_state())
+            if self.render_sink is not None:
+                self.render_sink(self.sim_time, self.backend.render_state())
             self.on_snapshot(self.snapshot(s))
 
     def _load_torque(self, s: ArmState, mass: float, center_of_mass: np.ndarray) -> np.ndarray | float:

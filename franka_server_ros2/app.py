@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 from flask import Flask, jsonify, request
+from flask_sock import Sock
+from werkzeug.exceptions import NotFound
 
-from . import bodies
+from . import bodies, cameras
 from .bodies import BadRequest
 from .robot_client import FrankaRosClient, RobotUnavailable, StateSnapshot
 
@@ -163,4 +165,90 @@ def create_app(robot: FrankaRosClient) -> Flask:
         robot.wait_for_gripper()
         return "Activated"
 
+    add_camera_routes(app, robot)
     return app
+
+
+def _quality() -> int:
+    quality = request.args.get("quality", default=90, type=int)
+    if not 1 <= quality <= 100:
+        raise BadRequest("quality must be 1..100")
+    return quality
+
+
+def _crop():
+    try:
+        return cameras.crop_box(request.args.get("crop"))
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
+
+
+def add_camera_routes(app: Flask, robot: FrankaRosClient) -> None:
+    """Frames for clients without ROS: listing, raw long poll, base64 JPEG, WebSocket stream."""
+    feeds = robot.cameras
+
+    def frame_or_error(name: str, after: int, timeout: float):
+        try:
+            return feeds.frame(name, after, timeout)
+        except cameras.UnknownCamera as exc:
+            raise NotFound(f"unknown camera {exc.args[0]!r}; see GET /cameras") from exc
+
+    @app.errorhandler(NotFound)
+    def not_found(exc: NotFound):
+        return _error(404, exc.description or "not found")
+
+    @app.get("/cameras")
+    def camera_list():
+        return jsonify(cameras=feeds.listing())
+
+    @app.get("/frame/<name>")
+    def frame(name: str):
+        """Raw frame (bgr8 bytes); blocks until one newer than `after` exists, or 504 after `timeout`."""
+        after = request.args.get("after", default=-1, type=int)
+        timeout = min(max(request.args.get("timeout", default=1.0, type=float), 0.0), 30.0)
+        if request.args.get("stream", "color") != "color":
+            raise BadRequest("the simulated cameras have no depth stream")
+        found = frame_or_error(name, after, timeout)
+        if found is None:
+            return _error(504 if after >= 0 else 503, f"no new frame from {name} within {timeout:g} s")
+        height, width = found.bgr.shape[:2]
+        headers = {
+            "Content-Type": "application/octet-stream",
+            "X-Frame-Seq": str(found.seq),
+            "X-Frame-Width": str(width),
+            "X-Frame-Height": str(height),
+            "X-Frame-Encoding": "bgr8",
+            "X-Frame-Stamp": repr(found.stamp),
+            "X-Frame-Time": repr(found.received),
+        }
+        return found.bgr.tobytes(), 200, headers
+
+    @app.route("/get_images", methods=["GET", "POST"])
+    def get_images():
+        crop, quality = _crop(), _quality()
+        names = [n for n in request.args.get("cameras", ",".join(feeds.cameras)).split(",") if n]
+        images = {}
+        for name in names:
+            found = frame_or_error(name, -1, 2.0)
+            if found is None:
+                raise RobotUnavailable(f"no frame from camera {name} yet")
+            images[name] = cameras.jpeg_base64(found, crop, quality)
+        return jsonify(images)
+
+    sock = Sock(app)
+
+    @sock.route("/images")
+    def images(ws):
+        """Binary messages [1 byte key length][key][JPEG]: every camera's frames as they come."""
+        crop, quality = _crop(), _quality()
+        names = [n for n in request.args.get("cameras", ",".join(feeds.cameras)).split(",") if n]
+        for name in names:
+            frame_or_error(name, -1, 0.0)  # unknown names fail before streaming
+        last = dict.fromkeys(names, -1)
+        while True:
+            for name in names:
+                found = feeds.frame(name, last[name], 0.02)
+                if found is not None:
+                    last[name] = found.seq
+                    key = name.encode()
+                    ws.send(bytes([len(key)]) + key + cameras.jpeg(found, crop, quality))

@@ -29,6 +29,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
+from isaac_franka_bridge.sim.cameras import load_cameras
+
+from .cameras import CameraFeeds
 from .grippers import GRIPPERS, GripperModel
 
 TOPIC_TYPES = {
@@ -93,12 +96,21 @@ class FrankaRosClient(Node):
             ParameterDescriptor(description="state older than this answers 503, not stale data [s]"),
         )
         self.declare_parameter(
+            "cameras_config",
+            "",
+            ParameterDescriptor(
+                description="YAML of the simulated cameras served over HTTP ('' = none)", read_only=True
+            ),
+        )
+        self.declare_parameter(
             "service_timeout", 5.0, ParameterDescriptor(description="how long to wait for a robot service [s]")
         )
         gripper_type = self.get_parameter("gripper_type").value
         if gripper_type not in (*GRIPPERS, "None"):
             raise ValueError(f"gripper_type '{gripper_type}' must be one of {[*GRIPPERS, 'None']}")
         self.gripper: GripperModel | None = GRIPPERS.get(gripper_type)
+        cameras_config = self.get_parameter("cameras_config").value
+        self.cameras = CameraFeeds(self, load_cameras(cameras_config) if cameras_config else [])
 
         # State messages arrive at up to 1 kHz but are read at ~10 Hz: keep them serialized (raw) and
         # deserialize only what a request needs. That keeps this node's CPU use near zero.

@@ -2,6 +2,7 @@
 encoding, with intrinsics from the configured field of view. Real sim bridge + MuJoCo EGL rendering."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +16,8 @@ from conftest import second_robot, wait_until
 
 @pytest.fixture(scope="module")
 def camera_sim():
-    with second_robot("cameras_config:=") as (_, node, process):
-        yield node, process
+    with second_robot("cameras_config:=") as (robot, node, process):
+        yield node, process, robot
 
 
 def test_default_camera_config_names_the_wrist_cameras_with_serials():
@@ -32,7 +33,7 @@ def test_default_camera_config_names_the_wrist_cameras_with_serials():
 
 @pytest.mark.parametrize("camera", ["wrist_1", "wrist_2"])
 def test_each_camera_publishes_rgb_frames_and_its_intrinsics(camera_sim, camera):
-    node, process = camera_sim
+    node, process, _ = camera_sim
     got: dict[str, object] = {}
     image_sub = node.create_subscription(
         Image, f"/{camera}/image_raw", lambda m: got.setdefault("image", m), qos_profile_sensor_data
@@ -52,3 +53,100 @@ def test_each_camera_publishes_rgb_frames_and_its_intrinsics(camera_sim, camera)
     finally:
         node.destroy_subscription(image_sub)
         node.destroy_subscription(info_sub)
+
+
+# --- the stock client's camera path: pyrealsense2 API (virtual_realsense) over the real server ---
+
+CLIENT = Path(__file__).resolve().parent.parent / "clients" / "virtual_realsense"
+
+
+@pytest.fixture()
+def rs(camera_sim, monkeypatch):
+    _, _, robot = camera_sim
+    monkeypatch.syspath_prepend(str(CLIENT))
+    monkeypatch.setenv("FRANKA_SIM_URL", robot.url.rstrip("/"))
+    import virtual_realsense
+
+    return virtual_realsense
+
+
+def expected_pixel(camera: str, point: np.ndarray) -> tuple[float, float]:
+    """Where `point` (base frame) should appear in `camera` at the reset configuration."""
+    from ament_index_python.packages import get_package_share_directory
+
+    from isaac_franka_bridge.backends.mujoco_backend import MujocoBackend
+
+    specs = load_cameras(f"{get_package_share_directory('isaac_franka_bridge')}/config/cameras.yaml")
+    backend = MujocoBackend(cameras=specs)
+    backend.set_arm_configuration(np.array([0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]))
+    m, d = backend.model, backend.data
+    cam = m.camera(camera).id
+    local = d.cam_xmat[cam].reshape(3, 3).T @ (point - d.cam_xpos[cam])  # MuJoCo camera: -z forward, y up
+    spec = next(c for c in specs if c.name == camera)
+    focal, cx, cy = spec.intrinsics()
+    return cx + focal * local[0] / -local[2], cy - focal * local[1] / -local[2]
+
+
+def read_like_rscapture(rs, serial: str) -> np.ndarray:
+    """The calls of HIL-SERL's RSCapture.__init__ / read / close (contract.md section 4)."""
+    assert serial in [d.get_info(rs.camera_info.serial_number) for d in rs.context().devices]
+    pipe, cfg = rs.pipeline(), rs.config()
+    cfg.enable_device(serial)
+    cfg.enable_stream(rs.stream.color, 1280, 720, rs.format.bgr8, 15)
+    profile = pipe.start(cfg)
+    profile.get_device().query_sensors()[0].set_option(rs.option.exposure, 40000)
+    align = rs.align(rs.stream.color)
+    try:
+        first = align.process(pipe.wait_for_frames()).get_color_frame()
+        frames = align.process(pipe.wait_for_frames())
+        color = frames.get_color_frame()
+        assert color.is_video_frame() and color.get_frame_number() > first.get_frame_number()
+        return np.asarray(color.get_data()).copy()
+    finally:
+        pipe.stop()
+        cfg.disable_all_streams()
+
+
+@pytest.mark.parametrize("camera,serial", [("wrist_1", "127122270146"), ("wrist_2", "127122270350")])
+def test_stock_rscapture_reads_bgr_frames_with_the_cube_where_and_in_the_colour_expected(rs, camera, serial):
+    image = read_like_rscapture(rs, serial)
+    assert image.shape == (720, 1280, 3) and image.dtype == np.uint8
+    blue, green, red = (image[:, :, i].astype(int) for i in range(3))
+    cube = (red > 150) & (red > green + 60) & (red > blue + 60)  # the red cube, in BGR order
+    assert cube.sum() > 500, "the red cube is not in view (or the channels are swapped)"
+    v, u = np.argwhere(cube).mean(axis=0)
+    expected_u, expected_v = expected_pixel(camera, np.array([0.55, 0.0, 0.02]))
+    assert abs(u - expected_u) < 60 and abs(v - expected_v) < 60, ((u, v), (expected_u, expected_v))
+
+
+def test_an_unknown_serial_fails_to_start_like_the_real_library(rs):
+    pipe, cfg = rs.pipeline(), rs.config()
+    cfg.enable_device("000000000000")
+    cfg.enable_stream(rs.stream.color, 1280, 720, rs.format.bgr8, 15)
+    with pytest.raises(RuntimeError):
+        pipe.start(cfg)
+
+
+def test_websocket_stream_and_get_images_decode_to_the_same_image(camera_sim):
+    import base64
+
+    import cv2
+    import simple_websocket
+
+    _, _, robot = camera_sim
+    crop = "350,150,1100,450"
+    answer = robot.session.get(robot.url + f"get_images?cameras=wrist_1&crop={crop}&quality=95", timeout=10)
+    assert answer.status_code == 200, answer.text
+    via_http = cv2.imdecode(np.frombuffer(base64.b64decode(answer.json()["wrist_1"]), np.uint8), cv2.IMREAD_COLOR)
+    ws = simple_websocket.Client.connect(
+        robot.url.replace("http", "ws") + f"images?cameras=wrist_1&crop={crop}&quality=95"
+    )
+    try:
+        message = ws.receive(timeout=10)
+    finally:
+        ws.close()
+    key_length = message[0]
+    assert message[1 : 1 + key_length] == b"wrist_1"
+    via_ws = cv2.imdecode(np.frombuffer(message[1 + key_length :], np.uint8), cv2.IMREAD_COLOR)
+    assert via_http.shape == via_ws.shape == (300, 750, 3)
+    assert np.abs(via_http.astype(int) - via_ws.astype(int)).mean() < 3.0  # the arm is still: same picture

@@ -98,13 +98,47 @@ class Probe(Node):
         self.pose_arrivals.append(time.monotonic())
 
 
-def product(seconds: float, requests_n: int) -> dict:
+def read_cameras(url: str, seconds: float) -> dict[str, dict]:
+    """Read every camera as the stock env does (pyrealsense2 API via virtual_realsense) for `seconds`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "virtual_realsense"))
+    os.environ["FRANKA_SIM_URL"] = url.rstrip("/")
+    import virtual_realsense as rs
+
+    results: dict[str, dict] = {}
+
+    def reader(serial: str) -> None:
+        pipe, cfg = rs.pipeline(), rs.config()
+        cfg.enable_device(serial)
+        cfg.enable_stream(rs.stream.color, 1280, 720, rs.format.bgr8, 15)
+        pipe.start(cfg)
+        arrivals, ages = [], []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            frame = pipe.wait_for_frames().get_color_frame()
+            arrivals.append(time.monotonic())
+            ages.append(time.time() - frame.get_timestamp() / 1000.0)
+        pipe.stop()
+        results[serial] = {
+            "fps": (len(arrivals) - 1) / (arrivals[-1] - arrivals[0]),
+            "age_ms": stats(np.array(ages) * 1e3),
+        }
+
+    serials = [d.get_info(rs.camera_info.serial_number) for d in rs.context().devices]
+    threads = [threading.Thread(target=reader, args=(s,)) for s in serials]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = (), cameras: bool = False) -> dict:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log = open(Path(tempfile.mkdtemp()) / "sim.log", "w")
     proc = subprocess.Popen(
-        ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={port}"],
+        ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={port}", *launch_args],
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -134,7 +168,9 @@ def product(seconds: float, requests_n: int) -> dict:
         # real-time factor at pace, from the state stamps against the wall clock
         probe.raw_states.clear()
         probe.diagnostic_rtf.clear()
-        time.sleep(seconds)
+        camera_figures = read_cameras(url, seconds) if cameras else {}
+        if not cameras:
+            time.sleep(seconds)
         cpu = {name: p.cpu_percent(None) for name, p in children.items()}
         stamps = probe.stamps()
         (w0, s0), (w1, s1) = stamps[0], stamps[-1]
@@ -168,6 +204,7 @@ def product(seconds: float, requests_n: int) -> dict:
             "state_age_ms": stats(np.array(ages) * 1e3),
             "pose_delivery_ms": stats(np.array(delays) * 1e3),
             "cpu": cpu,
+            "cameras": camera_figures,
         }
     finally:
         os.killpg(proc.pid, signal.SIGINT)
@@ -197,12 +234,19 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="wall time for the real-time factor")
     parser.add_argument("--requests", type=int, default=500, help="/getstate requests")
     parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {RESULTS.name}")
+    parser.add_argument("--no-cameras", action="store_true", help="skip the run with cameras")
     args = parser.parse_args()
 
     print("physics + controller, in process ...", flush=True)
     cap = physics_capacity(args.ticks)
     print("the product: sim.launch.py (MuJoCo, state topics at the default rate) ...", flush=True)
     prod = product(args.seconds, args.requests)
+    cam = {}
+    if not args.no_cameras:
+        print(
+            "the product with both wrist cameras (1280x720 @ 15 fps) read through the pyrealsense2 API ...", flush=True
+        )
+        cam = product(args.seconds, 50, ("cameras_config:=",), cameras=True)
     f = lambda pair, unit: f"{pair[0]:.2f} {unit} / {pair[1]:.2f} {unit}"  # noqa: E731
     rows = [
         ("physics + controller tick (median / p99)", f(cap["tick_us"], "us")),
@@ -218,6 +262,17 @@ def main() -> int:
         ("POST /pose -> equilibrium_pose delivered (median / p99)", f(prod["pose_delivery_ms"], "ms")),
         ("CPU, sim bridge / server (% of one core)", " / ".join(f"{v:.0f}%" for v in prod["cpu"].values())),
     ]
+    if cam:
+        rows.append(
+            (
+                "with cameras: real-time factor, /diagnostics (mean / min)",
+                "{:.3f} / {:.3f}".format(*cam["rtf_diagnostics"]),
+            )
+        )
+        for serial, figures in cam["cameras"].items():
+            rows.append((f"with cameras: camera {serial} frames per second at the client", f"{figures['fps']:.1f}"))
+            rows.append((f"with cameras: camera {serial} frame age at the client", f(figures["age_ms"], "ms")))
+        rows.append(("with cameras: CPU, sim bridge / server", " / ".join(f"{v:.0f}%" for v in cam["cpu"].values())))
     width = max(len(r[0]) for r in rows)
     table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
     header = f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|"

@@ -16,10 +16,11 @@ import cv2
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import Image
 
 from isaac_franka_bridge.sim.cameras import CameraSpec
+
+from .image_cdr import parse_image
 
 
 class UnknownCamera(KeyError):
@@ -91,10 +92,10 @@ class CameraFeeds:
             seq, raw, received = feed.seq, feed.raw, feed.received
             if feed.decoded is not None and feed.decoded.seq == seq:
                 return feed.decoded
-        msg = deserialize_message(raw, Image)
-        pixels = np.frombuffer(bytes(msg.data), np.uint8).reshape(msg.height, msg.width, -1)
-        bgr = pixels[:, :, ::-1].copy() if msg.encoding == "rgb8" else pixels
-        decoded = CameraFrame(seq, msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, received, bgr)
+        image = parse_image(raw)  # the pixels stay where they arrived
+        pixels = np.frombuffer(image.data, np.uint8).reshape(image.height, image.width, 3)
+        bgr = pixels[:, :, ::-1] if image.encoding == "rgb8" else pixels
+        decoded = CameraFrame(seq, image.stamp, received, bgr)
         feed.decoded = decoded
         return decoded
 

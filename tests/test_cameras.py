@@ -44,7 +44,7 @@ def test_each_camera_publishes_rgb_frames_and_its_intrinsics(camera_sim, camera)
     try:
         assert wait_until(lambda: "image" in got and "info" in got, 90.0), process.output()[-3000:]
         image, info = got["image"], got["info"]
-        assert (image.height, image.width, image.encoding, image.step) == (720, 1280, "rgb8", 1280 * 3)
+        assert (image.height, image.width, image.encoding, image.step) == (720, 1280, "bgr8", 1280 * 3)
         pixels = np.frombuffer(bytes(image.data), np.uint8).reshape(720, 1280, 3)
         assert pixels.std() > 5.0, "a blank frame"
         focal = 0.5 * 720 / math.tan(math.radians(42.5) / 2)
@@ -150,3 +150,16 @@ def test_websocket_stream_and_get_images_decode_to_the_same_image(camera_sim):
     via_ws = cv2.imdecode(np.frombuffer(message[1 + key_length :], np.uint8), cv2.IMREAD_COLOR)
     assert via_http.shape == via_ws.shape == (300, 750, 3)
     assert np.abs(via_http.astype(int) - via_ws.astype(int)).mean() < 3.0  # the arm is still: same picture
+
+
+def test_the_server_reads_serialized_images_without_deserializing_the_pixels():
+    from rclpy.serialization import serialize_message
+
+    from franka_server_ros2.image_cdr import parse_image
+    from isaac_franka_bridge.ros.messages import image_msg, stamp_of
+
+    for frame_id in ("", "a", "wrist_1_optical_frame"):  # every string padding
+        pixels = np.random.default_rng(1).integers(0, 255, (7, 5, 3), dtype=np.uint8)
+        view = parse_image(serialize_message(image_msg(stamp_of(12.25), frame_id, pixels, "bgr8")))
+        assert (view.stamp, view.height, view.width, view.encoding, view.step) == (12.25, 7, 5, "bgr8", 15)
+        np.testing.assert_array_equal(np.frombuffer(view.data, np.uint8).reshape(7, 5, 3), pixels)

@@ -47,7 +47,9 @@ def main(
         image_publisher, info_publisher, info = publishers[frame.camera.name]
         stamp = msgs.stamp_of(frame.stamp)
         info.header.stamp = stamp
-        image_publisher.publish(msgs.image_msg(stamp, info.header.frame_id, frame.rgb))
+        # bgr8, as a RealSense color stream: the server hands the bytes on without converting them
+        bgr = frame.rgb[:, :, ::-1]
+        image_publisher.publish(msgs.image_msg(stamp, info.header.frame_id, bgr, "bgr8"))
         info_publisher.publish(info)
 
     state = SharedState(state_size, state_name)

@@ -116,10 +116,14 @@ def static_transform(parent: str, child: str, translation: np.ndarray, rotation:
     return msg
 
 
-def image_msg(stamp: Time, frame_id: str, rgb: np.ndarray) -> Image:
-    msg = Image(height=rgb.shape[0], width=rgb.shape[1], encoding="rgb8", is_bigendian=0, step=rgb.shape[1] * 3)
+def image_msg(stamp: Time, frame_id: str, pixels: np.ndarray, encoding: str) -> Image:
+    """An 8-bit, 3-channel image; the pixels are copied once (array.array takes the buffer as is)."""
+    height, width = pixels.shape[:2]
+    msg = Image(height=height, width=width, encoding=encoding, is_bigendian=0, step=width * 3)
     msg.header.stamp, msg.header.frame_id = stamp, frame_id
-    msg.data = rgb.tobytes()
+    data = array("B")
+    data.frombytes(np.ascontiguousarray(pixels).data)
+    msg.data = data
     return msg
 
 

@@ -20,7 +20,7 @@ from sensor_msgs.msg import CameraInfo, Image
 from ..sim.cameras import CameraSpec, Frame, SharedState, render_loop
 from . import messages as msgs
 
-RENDER_NICENESS = 10
+RENDER_NICENESS = 5  # below the simulation, not starved by it
 
 
 def main(

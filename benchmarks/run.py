@@ -272,7 +272,12 @@ def main() -> int:
         for serial, figures in cam["cameras"].items():
             rows.append((f"with cameras: camera {serial} frames per second at the client", f"{figures['fps']:.1f}"))
             rows.append((f"with cameras: camera {serial} frame age at the client", f(figures["age_ms"], "ms")))
-        rows.append(("with cameras: CPU, sim bridge / server", " / ".join(f"{v:.0f}%" for v in cam["cpu"].values())))
+        rows.append(
+            (
+                "with cameras: CPU, sim bridge / server / camera process",
+                " / ".join(f"{v:.0f}%" for v in cam["cpu"].values()),
+            )
+        )
     width = max(len(r[0]) for r in rows)
     table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
     header = f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|"

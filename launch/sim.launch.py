@@ -30,7 +30,7 @@ ARGUMENTS = {
         "YAML of the simulated cameras ('' for config/cameras.yaml; 'none': no cameras). Experimental: rendering "
         "in the simulation process costs real-time factor on small CPUs",
     ),
-    "camera_render_divisor": ("2", "render cameras at 1/N of their size and scale up (1 = full resolution)"),
+    "camera_render_divisor": ("1", "render cameras at 1/N of their size and scale up (1 = full resolution)"),
 }
 
 

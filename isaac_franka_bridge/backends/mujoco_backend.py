@@ -26,6 +26,8 @@ from .mujoco_urdf import urdf_from_model
 
 ARM_JOINTS = tuple(f"joint{i}" for i in range(1, 8))  # names in the MJCF
 TORQUE_LIMITS = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])  # [Nm]
+ARM_LINKS = tuple(f"link{i}" for i in range(8))  # bodies in the MJCF
+ARM_VISUAL_GROUP = 1
 
 
 def ros_joint_name(mjcf_name: str) -> str:
@@ -95,6 +97,13 @@ def build_model(
     cube.add_geom(
         name="cube", type=mujoco.mjtGeom.mjGEOM_BOX, size=[CUBE_SIZE / 2] * 3, mass=CUBE_MASS, rgba=[0.8, 0.2, 0.2, 1]
     )
+    # the arm's visual meshes in group 1 (shown like group 2 by MuJoCo's viewers), so that cameras
+    # that do not see the arm can leave them out
+    for body in spec.bodies:
+        if body.name in ARM_LINKS:
+            for geom in body.geoms:
+                if geom.group == 2:
+                    geom.group = ARM_VISUAL_GROUP
     for camera in cameras:
         spec.body(camera.body).add_camera(name=camera.name, pos=camera.pos, quat=camera.quat, fovy=camera.fovy)
     if cameras:
@@ -279,6 +288,11 @@ class MujocoCameraRenderer:
         model.vis.quality.offsamples = 0
         self.data = mujoco.MjData(model)
         self.cameras = {c.name: c for c in cameras}
+        self.options = {}
+        for c in cameras:
+            option = mujoco.MjvOption()
+            option.geomgroup[ARM_VISUAL_GROUP] = int(c.sees_arm)
+            self.options[c.name] = option
         self.renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         for c in cameras:
             size = (c.height // self.divisor, c.width // self.divisor)
@@ -298,7 +312,7 @@ class MujocoCameraRenderer:
         mujoco.mj_kinematics(self.model, self.data)
         mujoco.mj_camlight(self.model, self.data)
         renderer = self.renderers[(camera.height // self.divisor, camera.width // self.divisor)]
-        renderer.update_scene(self.data, camera=name)
+        renderer.update_scene(self.data, camera=name, scene_option=self.options[name])
         rgb = renderer.render()
         if self.divisor > 1:
             rgb = cv2.resize(rgb, (camera.width, camera.height), interpolation=cv2.INTER_LINEAR)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+import cv2
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
@@ -48,7 +49,7 @@ def main(
         stamp = msgs.stamp_of(frame.stamp)
         info.header.stamp = stamp
         # bgr8, as a RealSense color stream: the server hands the bytes on without converting them
-        bgr = frame.rgb[:, :, ::-1]
+        bgr = cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR)
         image_publisher.publish(msgs.image_msg(stamp, info.header.frame_id, bgr, "bgr8"))
         info_publisher.publish(info)
 

@@ -31,6 +31,7 @@ class CameraSpec:
     pos: tuple[float, float, float]
     quat: tuple[float, float, float, float]  # (w, x, y, z), MuJoCo camera frame
     fovy: float  # [deg] vertical field of view
+    sees_arm: bool = True  # False: the arm's links (not the gripper) are left out of its frames
 
     def intrinsics(self) -> tuple[float, float, float]:
         """Focal length [px] and principal point of the pinhole model."""
@@ -55,6 +56,7 @@ def load_cameras(path: str) -> list[CameraSpec]:
                 pos=tuple(float(v) for v in entry["pos"]),
                 quat=tuple(float(v) for v in entry["quat"]),
                 fovy=float(entry["fovy"]),
+                sees_arm=bool(entry.get("sees_arm", True)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"camera '{name}' in {path}: {exc!r}") from exc

@@ -182,14 +182,10 @@ class _FrameSource:
             wait = 0.0 if probe else min(remaining, POLL_CHUNK_S)
             after = self._last.seq if self._last is not None and not probe else -1
             started = time.monotonic()
-            try:
-                outcome, raw = self._client.fetch("color", after, wait)
-            except ServerUnavailable:
-                self._probe = True
-                self._check_running()
-                backoff.sleep(deadline)
+            answer = self._fetch("color", after, wait, backoff, deadline)
+            if answer is None:
                 continue
-            self._check_running()
+            outcome, raw = answer
             if outcome is Poll.FRAME and raw is not None:
                 last = self._last
                 if last is None:
@@ -219,18 +215,26 @@ class _FrameSource:
             remaining = self._remaining(deadline, timeout_ms)
             started = time.monotonic()
             wait = min(remaining, POLL_CHUNK_S)
-            try:
-                outcome, raw = self._client.fetch("depth", seq - 1, wait)
-            except ServerUnavailable:
-                self._probe = True
-                self._check_running()
-                backoff.sleep(deadline)
+            answer = self._fetch("depth", seq - 1, wait, backoff, deadline)
+            if answer is None:
                 continue
-            self._check_running()
+            outcome, raw = answer
             if outcome is Poll.FRAME and raw is not None:
                 return raw
             if not (outcome is Poll.TIMEOUT and time.monotonic() - started >= 0.5 * wait):
                 backoff.sleep(deadline)
+
+    def _fetch(self, stream: str, after: int, wait: float, backoff: _Backoff, deadline: float):
+        """One long poll; None (after backing off) when the server cannot be reached."""
+        try:
+            answer = self._client.fetch(stream, after, wait)
+        except ServerUnavailable:
+            self._probe = True
+            self._check_running()
+            backoff.sleep(deadline)
+            return None
+        self._check_running()
+        return answer
 
     def _remaining(self, deadline: float, timeout_ms: int) -> float:
         self._check_running()

@@ -29,10 +29,6 @@ def stamp_of(seconds: float) -> Time:
     return Time(sec=int(sec), nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
 
 
-def seconds_of(stamp: Time) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
-
-
 def jacobian_layout() -> MultiArrayLayout:
     """42 values, column-major, as franka's ZeroJacobian: reshape((6, 7), order='F') restores it."""
     return MultiArrayLayout(
@@ -47,11 +43,6 @@ def jacobian_layout() -> MultiArrayLayout:
 def pose_from_msg(msg: PoseStamped) -> tuple[np.ndarray, np.ndarray]:
     p, o = msg.pose.position, msg.pose.orientation
     return np.array([p.x, p.y, p.z]), np.array([o.x, o.y, o.z, o.w])
-
-
-def vector6_from_twist(msg: TwistStamped) -> np.ndarray:
-    t = msg.twist
-    return np.array([t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z])
 
 
 def wrench_from_msg(msg: WrenchStamped) -> np.ndarray:

@@ -139,16 +139,17 @@ class SimBridge:
             np.array(p(sim, "payload_center_of_mass")),
             np.array(p(sim, "payload_inertia")),
         )
+        real_time_factor = p(sim, "real_time_factor")
+        wrench_bias, wrench_noise_std = np.array(p(sim, "wrench_bias")), np.array(p(sim, "wrench_noise_std"))
         loop = self.loop
 
         def apply() -> None:
-            loop.real_time_factor = p(sim, "real_time_factor")
+            loop.real_time_factor = real_time_factor
             loop.reflex_limits = limits
             loop.declared_load = declared
             if payload[0] != loop.payload[0] or not np.array_equal(payload[1], loop.payload[1]):
                 loop.set_payload(*payload)
-            loop.wrench_bias = np.array(p(sim, "wrench_bias"))
-            loop.wrench_noise_std = np.array(p(sim, "wrench_noise_std"))
+            loop.wrench_bias, loop.wrench_noise_std = wrench_bias, wrench_noise_std
 
         loop.submit(apply)
 

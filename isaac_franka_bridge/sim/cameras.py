@@ -7,7 +7,6 @@ interpreter lock with the renderer. Frame times follow the simulated clock.
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from collections.abc import Callable
@@ -16,8 +15,6 @@ from multiprocessing import shared_memory
 
 import numpy as np
 import yaml
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

@@ -204,14 +204,15 @@ class SimulationLoop:
         else:
             tau = np.zeros(7)
         # the robot's own model compensates the load it was told about
-        tau = tau + self._load_torque(s, *self.declared_load)
+        declared_load = self._load_torque(s, *self.declared_load)
+        tau = tau + declared_load
         if self.ticks % SAFETY_EVERY == 0:
-            self._estimate_wrench(s)
-        if self.mode is not Mode.REFLEX and self.ticks % SAFETY_EVERY == 0:
-            reason = reflexes.check(self.reflex_limits, s.q, s.dq, tau, s.position, self._wrench_on_robot[:3])
-            if reason is not None:
-                self._enter_reflex(reason, s)
-                tau = s.coriolis + self._load_torque(s, *self.declared_load)
+            self._estimate_wrench(s, declared_load)
+            if self.mode is not Mode.REFLEX:
+                reason = reflexes.check(self.reflex_limits, s.q, s.dq, tau, s.position, self._wrench_on_robot[:3])
+                if reason is not None:
+                    self._enter_reflex(reason, s)
+                    tau = s.coriolis + declared_load
         self.backend.end_step(tau)
         self.ticks += 1
         self.sim_time = self.ticks * self.dt
@@ -225,16 +226,13 @@ class SimulationLoop:
             return 0.0
         return holding_torque(s.jacobian, s.position, s.rotation, self.backend.flange_to_ee, mass, center_of_mass)
 
-    def _estimate_wrench(self, s: ArmState) -> None:
+    def _estimate_wrench(self, s: ArmState, declared_load: np.ndarray | float) -> None:
         """External wrench on the robot at the EE, as a torque-sensing robot estimates it.
 
-        Contacts and pushes, plus whatever of the load's weight the declared load does not explain.
+        Contacts and pushes, plus whatever of the load's weight the declared load (its holding
+        torque `declared_load`) does not explain.
         """
-        tau_ext = (
-            self.backend.external_torque()
-            - self._load_torque(s, *self.payload)
-            + self._load_torque(s, *self.declared_load)
-        )
+        tau_ext = self.backend.external_torque() - self._load_torque(s, *self.payload) + declared_load
         wrench = damped_pinv_of_transpose(s.jacobian, 1e-3) @ tau_ext
         # filtered like the robot's tau_ext_hat_filtered: contact impulses of one tick are not a collision
         a = WRENCH_FILTER_FACTOR

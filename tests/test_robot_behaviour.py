@@ -28,6 +28,9 @@ def test_pushing_into_the_table_trips_a_reflex_until_error_recovery(robot):
     assert "cartesian_reflex" in health(robot)["robot_mode"]
     time.sleep(0.5)  # let the contact relax under the holding robot
     held = robot.pose()
+    # a joint reset is refused with a clear error, not left hanging
+    refused = robot.post("jointreset", timeout=10)
+    assert refused.status_code == 500 and "reflex" in refused.json()["error"]
     # while in the reflex, poses are accepted by HTTP but the robot does not follow
     robot.ok("pose", {"arr": start.tolist()})
     time.sleep(1.0)

@@ -321,7 +321,11 @@ class SimBridge:
     def _on_joint_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         target = np.array(self._param(self.control_node, "reset_joint_target"), dtype=float)
         self.control_node.get_logger().info(f"joint reset to {target.round(3).tolist()}")
-        done = self.loop.call(lambda: self.loop.begin_joint_reset(target))
+        try:
+            done = self.loop.call(lambda: self.loop.begin_joint_reset(target))
+        except RuntimeError as exc:  # in a reflex: the robot refuses until error recovery
+            response.success, response.message = False, str(exc)
+            return response
         try:
             reached = done.result(timeout=35.0)
         except TimeoutError:

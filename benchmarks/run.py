@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -37,7 +38,9 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from rclpy.serialization import deserialize_message  # noqa: E402
+from sensor_msgs.msg import Image  # noqa: E402
 
 from isaac_franka_bridge.backends import create_backend  # noqa: E402
 from isaac_franka_bridge.controller import CartesianImpedanceController  # noqa: E402
@@ -69,14 +72,29 @@ def physics_capacity(ticks: int) -> dict[str, tuple[float, float] | float]:
 
 
 class Probe(Node):
-    def __init__(self) -> None:
+    def __init__(self, states: bool) -> None:
         super().__init__("benchmark_probe")
         self.raw_states: list[tuple[float, bytes]] = []  # (wall, serialized O_T_EE): decoded afterwards
         self.pose_arrivals: list[float] = []
         self.diagnostic_rtf: list[float] = []  # the simulation's own 1 s measurements
+        self.sim_times: list[tuple[float, float]] = []  # (wall, sim_time of /diagnostics)
+        self.image_arrivals: dict[str, list[float]] = {}
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
-        self.create_subscription(PoseStamped, "/franka_state_controller/O_T_EE", self._on_state, 100, raw=True)
-        self.create_subscription(PoseStamped, "/cartesian_impedance_controller/equilibrium_pose", self._on_pose, 10)
+        if states:
+            self.create_subscription(PoseStamped, "/franka_state_controller/O_T_EE", self._on_state, 100, raw=True)
+            self.create_subscription(PoseStamped, "/cartesian_impedance_controller/equilibrium_pose", self._on_pose, 10)
+
+    def count_frames(self, cameras: tuple[str, ...]) -> None:
+        """Count the frames of each camera's image_raw topic from now on, as `ros2 topic hz` does."""
+        for name in cameras:
+            arrivals = self.image_arrivals[name] = []
+            self.create_subscription(
+                Image,
+                f"/{name}/image_raw",
+                lambda _, a=arrivals: a.append(time.monotonic()),
+                qos_profile_sensor_data,
+                raw=True,
+            )
 
     def _on_state(self, data: bytes) -> None:
         self.raw_states.append((time.monotonic(), data))
@@ -93,13 +111,18 @@ class Probe(Node):
             for kv in status.values:
                 if kv.key == "real_time_factor":
                     self.diagnostic_rtf.append(float(kv.value))
+                elif kv.key == "sim_time":
+                    self.sim_times.append((time.monotonic(), float(kv.value)))
 
     def _on_pose(self, msg) -> None:
         self.pose_arrivals.append(time.monotonic())
 
 
-def read_cameras(url: str, seconds: float) -> dict[str, dict]:
-    """Read every camera as the stock env does (pyrealsense2 API via virtual_realsense) for `seconds`."""
+def camera_client(url: str, seconds: float) -> dict[str, dict]:
+    """Read every camera as the stock env does (pyrealsense2 API via virtual_realsense) for `seconds`.
+
+    Runs in a process of its own (`--camera-client`), as HIL-SERL's env does, so its CPU is counted apart.
+    """
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "virtual_realsense"))
     os.environ["FRANKA_SIM_URL"] = url.rstrip("/")
     import virtual_realsense as rs
@@ -132,7 +155,8 @@ def read_cameras(url: str, seconds: float) -> dict[str, dict]:
     return results
 
 
-def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = (), cameras: bool = False) -> dict:
+def launch(launch_args: tuple[str, ...]) -> tuple[subprocess.Popen, str, requests.Session]:
+    """sim.launch.py on a free port, once its server answers /getstate."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -145,33 +169,40 @@ def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = (), 
     )
     url = f"http://127.0.0.1:{port}/"
     session = requests.Session()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if session.post(url + "getstate", timeout=2).status_code == 200:
+                return proc, url, session
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.25)
+    os.killpg(proc.pid, signal.SIGINT)
+    raise RuntimeError(f"the simulation did not come up; see {log.name}")
+
+
+def cpu_of(processes: dict[str, psutil.Process], seconds: float) -> dict[str, float]:
+    """% of one core each process used over the next `seconds` (measured, not sampled)."""
+    for p in processes.values():
+        p.cpu_percent(None)
+    time.sleep(seconds)
+    return {name: p.cpu_percent(None) for name, p in processes.items()}
+
+
+def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) -> dict:
+    proc, url, session = launch(launch_args)
     rclpy.init()
-    probe = Probe()
+    probe = Probe(states=True)
     executor = SingleThreadedExecutor()
     executor.add_node(probe)
     threading.Thread(target=executor.spin, daemon=True).start()
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if session.post(url + "getstate", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.25)
-        else:
-            raise RuntimeError("the simulation did not come up")
         time.sleep(2.0)
         children = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True)}
-        for p in children.values():
-            p.cpu_percent(None)
         # real-time factor at pace, from the state stamps against the wall clock
         probe.raw_states.clear()
         probe.diagnostic_rtf.clear()
-        camera_figures = read_cameras(url, seconds) if cameras else {}
-        if not cameras:
-            time.sleep(seconds)
-        cpu = {name: p.cpu_percent(None) for name, p in children.items()}
+        cpu = cpu_of(children, seconds)
         stamps = probe.stamps()
         (w0, s0), (w1, s1) = stamps[0], stamps[-1]
         rtf = (s1 - s0) / (w1 - w0)
@@ -204,7 +235,52 @@ def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = (), 
             "state_age_ms": stats(np.array(ages) * 1e3),
             "pose_delivery_ms": stats(np.array(delays) * 1e3),
             "cpu": cpu,
-            "cameras": camera_figures,
+        }
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(20)
+        executor.shutdown()
+        rclpy.try_shutdown()
+
+
+def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> dict:
+    """make sim with the wrist cameras on, read by a stock-env-like client in its own process.
+
+    While the client reads, only /diagnostics is listened to (the load is that of a
+    user's session); then the image_raw topics are counted without the client, as `ros2 topic hz`.
+    """
+    proc, url, _ = launch(("cameras_config:=", *launch_args))
+    rclpy.init()
+    probe = Probe(states=False)
+    executor = SingleThreadedExecutor()
+    executor.add_node(probe)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        time.sleep(3.0)  # the camera process has started rendering
+        processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True)}
+        client = subprocess.Popen(
+            [sys.executable, __file__, "--camera-client", url, str(seconds)], stdout=subprocess.PIPE, text=True
+        )
+        processes["client"] = psutil.Process(client.pid)
+        time.sleep(1.0)  # the client is connected
+        probe.diagnostic_rtf.clear()
+        probe.sim_times.clear()
+        cpu = cpu_of(processes, seconds - 2.0)
+        (wall0, sim0), (wall1, sim1) = probe.sim_times[0], probe.sim_times[-1]
+        rtf = (sim1 - sim0) / (wall1 - wall0)
+        rtf_diagnostics = (float(np.mean(probe.diagnostic_rtf)), float(np.min(probe.diagnostic_rtf)))
+        output, _ = client.communicate(timeout=60)
+        probe.count_frames(("wrist_1", "wrist_2"))
+        time.sleep(1.0)
+        start = time.monotonic()
+        time.sleep(5.0)
+        rates = {name: sum(t >= start for t in times) / 5.0 for name, times in probe.image_arrivals.items()}
+        return {
+            "rtf": rtf,
+            "rtf_diagnostics": rtf_diagnostics,
+            "topic_rates": rates,
+            "cameras": json.loads(output.strip().splitlines()[-1]),
+            "cpu": cpu,
         }
     finally:
         os.killpg(proc.pid, signal.SIGINT)
@@ -228,27 +304,12 @@ def machine() -> str:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ticks", type=int, default=20000, help="physics ticks for the capacity figure")
-    parser.add_argument("--seconds", type=float, default=10.0, help="wall time for the real-time factor")
-    parser.add_argument("--requests", type=int, default=500, help="/getstate requests")
-    parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {RESULTS.name}")
-    parser.add_argument("--no-cameras", action="store_true", help="skip the run with cameras")
-    args = parser.parse_args()
-
+def product_rows(args, f) -> list[tuple[str, str]]:
     print("physics + controller, in process ...", flush=True)
     cap = physics_capacity(args.ticks)
     print("the product: sim.launch.py (MuJoCo, state topics at the default rate) ...", flush=True)
-    prod = product(args.seconds, args.requests)
-    cam = {}
-    if not args.no_cameras:
-        print(
-            "the product with both wrist cameras (1280x720 @ 15 fps) read through the pyrealsense2 API ...", flush=True
-        )
-        cam = product(args.seconds, 50, ("cameras_config:=",), cameras=True)
-    f = lambda pair, unit: f"{pair[0]:.2f} {unit} / {pair[1]:.2f} {unit}"  # noqa: E731
-    rows = [
+    prod = product(args.seconds, args.requests, tuple(args.launch_args))
+    return [
         ("physics + controller tick (median / p99)", f(cap["tick_us"], "us")),
         ("real-time capacity of one core (1 ms / mean tick)", f"{cap['rtf_capacity']:.1f}x"),
         ("real-time factor at pace, state stamps vs wall clock", f"{prod['rtf']:.3f}"),
@@ -262,22 +323,55 @@ def main() -> int:
         ("POST /pose -> equilibrium_pose delivered (median / p99)", f(prod["pose_delivery_ms"], "ms")),
         ("CPU, sim bridge / server (% of one core)", " / ".join(f"{v:.0f}%" for v in prod["cpu"].values())),
     ]
-    if cam:
-        rows.append(
-            (
-                "with cameras: real-time factor, /diagnostics (mean / min)",
-                "{:.3f} / {:.3f}".format(*cam["rtf_diagnostics"]),
-            )
+
+
+def camera_rows(cam: dict, f) -> list[tuple[str, str]]:
+    rows = [
+        ("with cameras: real-time factor, simulated vs wall-clock time", f"{cam['rtf']:.3f}"),
+        (
+            "with cameras: real-time factor, /diagnostics (mean / min)",
+            "{:.3f} / {:.3f}".format(*cam["rtf_diagnostics"]),
+        ),
+    ]
+    for name, rate in cam["topic_rates"].items():
+        rows.append((f"cameras on, no client: /{name}/image_raw rate on ROS 2", f"{rate:.1f} Hz"))
+    for serial, figures in sorted(cam["cameras"].items()):
+        rows.append((f"with cameras: camera {serial} frames per second at the client", f"{figures['fps']:.1f}"))
+        rows.append((f"with cameras: camera {serial} frame age at the client", f(figures["age_ms"], "ms")))
+    rows.append(
+        (
+            "with cameras: CPU, " + " / ".join(cam["cpu"]),
+            " / ".join(f"{v:.0f}%" for v in cam["cpu"].values()),
         )
-        for serial, figures in cam["cameras"].items():
-            rows.append((f"with cameras: camera {serial} frames per second at the client", f"{figures['fps']:.1f}"))
-            rows.append((f"with cameras: camera {serial} frame age at the client", f(figures["age_ms"], "ms")))
-        rows.append(
-            (
-                "with cameras: CPU, sim bridge / server / camera process",
-                " / ".join(f"{v:.0f}%" for v in cam["cpu"].values()),
-            )
+    )
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=20000, help="physics ticks for the capacity figure")
+    parser.add_argument("--seconds", type=float, default=10.0, help="wall time for the real-time factor")
+    parser.add_argument("--requests", type=int, default=500, help="/getstate requests")
+    parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {RESULTS.name}")
+    parser.add_argument("--no-cameras", action="store_true", help="skip the run with cameras")
+    parser.add_argument("--cameras-only", action="store_true", help="only the run with cameras")
+    parser.add_argument("launch_args", nargs="*", help="sim.launch.py arguments (name:=value) for every run")
+    parser.add_argument("--camera-client", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.camera_client:  # the client process of the run with cameras
+        print(json.dumps(camera_client(args.camera_client[0], float(args.camera_client[1]))))
+        return 0
+
+    f = lambda pair, unit: f"{pair[0]:.2f} {unit} / {pair[1]:.2f} {unit}"  # noqa: E731
+    rows = []
+    if not args.cameras_only:
+        rows += product_rows(args, f)
+    if not args.no_cameras:
+        print(
+            "the product with both wrist cameras (1280x720 @ 15 fps) read through the pyrealsense2 API by a client",
+            flush=True,
         )
+        rows += camera_rows(product_with_cameras(max(args.seconds, 5.0), tuple(args.launch_args)), f)
     width = max(len(r[0]) for r in rows)
     table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
     header = f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|"

@@ -156,10 +156,11 @@ def test_the_server_reads_serialized_images_without_deserializing_the_pixels():
     from rclpy.serialization import serialize_message
 
     from franka_server_ros2.image_cdr import parse_image
-    from isaac_franka_bridge.ros.messages import image_msg, stamp_of
 
     for frame_id in ("", "a", "wrist_1_optical_frame"):  # every string padding
         pixels = np.random.default_rng(1).integers(0, 255, (7, 5, 3), dtype=np.uint8)
-        view = parse_image(serialize_message(image_msg(stamp_of(12.25), frame_id, pixels, "bgr8")))
+        msg = Image(height=7, width=5, encoding="bgr8", step=15, data=pixels.tobytes())
+        msg.header.frame_id, msg.header.stamp.sec, msg.header.stamp.nanosec = frame_id, 12, 250_000_000
+        view = parse_image(serialize_message(msg))
         assert (view.stamp, view.height, view.width, view.encoding, view.step) == (12.25, 7, 5, "bgr8", 15)
         np.testing.assert_array_equal(np.frombuffer(view.data, np.uint8).reshape(7, 5, 3), pixels)

@@ -89,7 +89,7 @@ def build_model(
     payload = attachment.add_body(name="payload", quat=_z_quat(-3.0 * np.pi / 4.0))
     payload.mass, payload.inertia, payload.gravcomp = 0.0, [0.0, 0.0, 0.0], 0.0
     world = spec.worldbody
-    world.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.01], rgba=[0.55, 0.5, 0.45, 1])
+    world.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.1], rgba=[0.55, 0.5, 0.45, 1])
     world.add_light(pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
     # a cube to pick, turned to face the gripper's jaws at the reset pose (EE yawed -45 deg)
     cube = world.add_body(name="cube", pos=[*cube_position, CUBE_SIZE / 2], quat=_z_quat(-np.pi / 4))
@@ -293,6 +293,9 @@ class MujocoCameraRenderer:
             option = mujoco.MjvOption()
             option.geomgroup[ARM_VISUAL_GROUP] = int(c.sees_arm)
             self.options[c.name] = option
+        self._frames = {
+            c.name: np.empty((c.height // self.divisor, c.width // self.divisor, 3), np.uint8) for c in cameras
+        }
         self.renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         for c in cameras:
             size = (c.height // self.divisor, c.width // self.divisor)
@@ -313,7 +316,7 @@ class MujocoCameraRenderer:
         mujoco.mj_camlight(self.model, self.data)
         renderer = self.renderers[(camera.height // self.divisor, camera.width // self.divisor)]
         renderer.update_scene(self.data, camera=name, scene_option=self.options[name])
-        rgb = renderer.render()
+        rgb = renderer.render(out=self._frames[name])  # valid until this camera's next frame
         if self.divisor > 1:
             rgb = cv2.resize(rgb, (camera.width, camera.height), interpolation=cv2.INTER_LINEAR)
         return rgb

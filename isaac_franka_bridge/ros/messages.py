@@ -1,32 +1,34 @@
 """Conversions between the simulation's numpy data and standard ROS 2 messages.
 
-The state topics go out at up to 1 kHz from Python, so the publisher side fills messages it
-built once (names, frames, layout) and hands sequences over as array.array buffers, which the
-generated message setters take without a per-element type check.
+The state topics go out at hundreds of Hz from Python, so they are serialized from templates
+(cdr.py) that are filled here through the messages' normal API, once.
 """
 
 from __future__ import annotations
 
 import math
-from array import array
+from typing import NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped, WrenchStamped
+from rosgraph_msgs.msg import Clock
 from scipy.spatial.transform import Rotation
-from sensor_msgs.msg import CameraInfo, Image, JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+from sensor_msgs.msg import CameraInfo, JointState
+from std_msgs.msg import Float64MultiArray, Header, MultiArrayDimension, MultiArrayLayout
 from tf2_msgs.msg import TFMessage
 
+from .cdr import SerializedTemplate
 
-def doubles(values: np.ndarray) -> array:
-    """A float64[] field value without per-element checks."""
-    return array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
+
+def split_stamp(seconds: float) -> tuple[int, int]:
+    sec = math.floor(seconds)
+    return int(sec), int(round((seconds - sec) * 1e9)) % 1_000_000_000
 
 
 def stamp_of(seconds: float) -> Time:
-    sec = math.floor(seconds)
-    return Time(sec=int(sec), nanosec=int(round((seconds - sec) * 1e9)) % 1_000_000_000)
+    sec, nanosec = split_stamp(seconds)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 def jacobian_layout() -> MultiArrayLayout:
@@ -50,51 +52,111 @@ def wrench_from_msg(msg: WrenchStamped) -> np.ndarray:
     return np.array([f.x, f.y, f.z, t.x, t.y, t.z])
 
 
+def _header(msg, stamp: Time):
+    msg.header.stamp = stamp
+    return msg
+
+
+def _fill_pose(msg: PoseStamped, v: list[float], stamp: Time) -> None:
+    p, o = _header(msg, stamp).pose.position, msg.pose.orientation
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w = v
+
+
+def _fill_twist(msg: TwistStamped, v: list[float], stamp: Time) -> None:
+    t = _header(msg, stamp).twist
+    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = v
+
+
+def _fill_wrench(msg: WrenchStamped, v: list[float], stamp: Time) -> None:
+    w = _header(msg, stamp).wrench
+    w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z = v
+
+
+def _joint_state_filler(fields: tuple[str, ...]):
+    def fill(msg: JointState, v: list[float], stamp: Time) -> None:
+        n = len(msg.name)
+        for k, field in enumerate(fields):
+            setattr(_header(msg, stamp), field, v[k * n : (k + 1) * n])
+
+    return fill
+
+
+def _fill_data(msg: Float64MultiArray, v: list[float], stamp: Time) -> None:
+    msg.data = v
+
+
+def _fill_clock(msg: Clock, v: list[float], stamp: Time) -> None:
+    msg.clock = stamp
+
+
+def _fill_tf(msg: TFMessage, v: list[float], stamp: Time) -> None:
+    for k, transform in enumerate(msg.transforms):
+        transform.header.stamp = stamp
+        t, r = transform.transform.translation, transform.transform.rotation
+        t.x, t.y, t.z, r.x, r.y, r.z, r.w = v[7 * k : 7 * k + 7]
+
+
+class ArmMessages(NamedTuple):
+    """The arm's state topics of one tick, serialized, all with the same stamp."""
+
+    pose: bytes  # O_T_EE
+    twist: bytes  # O_dP_EE
+    wrench: bytes  # K_F_ext_hat_K
+    joints: bytes  # franka_state_controller/joint_states
+    jacobian: bytes  # franka_jacobian
+    clock: bytes
+
+
+class JointStateMessages(NamedTuple):
+    gripper: bytes  # franka_gripper/joint_states
+    all_joints: bytes  # /joint_states
+    tf: bytes
+
+
 class StateMessages:
-    """The messages of one robot state, built once and refilled every publishing tick."""
+    """The state topics of the robot, serialized from templates (see cdr.py) every publishing tick."""
 
     def __init__(self, base_frame: str, ee_frame: str, arm_joints, gripper_joints, all_joints, frames) -> None:
-        self.pose = PoseStamped()
-        self.pose.header.frame_id = base_frame
-        self.twist = TwistStamped()
-        self.twist.header.frame_id = base_frame
-        self.wrench = WrenchStamped()
-        self.wrench.header.frame_id = ee_frame
-        self.joints = JointState(name=list(arm_joints))
-        self.gripper = JointState(name=list(gripper_joints))
-        self.all_joints = JointState(name=list(all_joints))
-        self.jacobian = Float64MultiArray(layout=jacobian_layout())
-        self.tf = TFMessage(transforms=[TransformStamped() for _ in frames])
-        for transform, name in zip(self.tf.transforms, frames, strict=True):
+        n, tf = len(arm_joints), TFMessage(transforms=[TransformStamped() for _ in frames])
+        for transform, name in zip(tf.transforms, frames, strict=True):
             transform.header.frame_id, transform.child_frame_id = base_frame, name
+        base, ee = Header(frame_id=base_frame), Header(frame_id=ee_frame)
+        both = _joint_state_filler(("position", "velocity"))
+        self.pose = SerializedTemplate(PoseStamped(header=base), 7, _fill_pose)
+        self.twist = SerializedTemplate(TwistStamped(header=base), 6, _fill_twist)
+        self.wrench = SerializedTemplate(WrenchStamped(header=ee), 6, _fill_wrench)
+        self.joints = SerializedTemplate(
+            JointState(name=list(arm_joints)), 3 * n, _joint_state_filler(("position", "velocity", "effort"))
+        )
+        self.jacobian = SerializedTemplate(Float64MultiArray(layout=jacobian_layout()), 6 * n, _fill_data)
+        self.clock = SerializedTemplate(Clock(), 0, _fill_clock)
+        gripper = JointState(name=list(gripper_joints))
+        self.gripper = SerializedTemplate(gripper, len(gripper_joints), _joint_state_filler(("position",)))
+        self.all_joints = SerializedTemplate(JointState(name=list(all_joints)), 2 * len(all_joints), both)
+        self.tf = SerializedTemplate(tf, 7 * len(frames), _fill_tf)
 
-    def fill(self, stamp: Time, snap) -> None:
-        """Arm state topics from a RobotSnapshot (all with the same stamp)."""
-        self.pose.header.stamp = self.twist.header.stamp = self.wrench.header.stamp = stamp
-        self.joints.header.stamp = stamp
-        p, o = self.pose.pose.position, self.pose.pose.orientation
-        p.x, p.y, p.z = snap.position.tolist()
-        o.x, o.y, o.z, o.w = snap.quat.tolist()
-        t = self.twist.twist
-        t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = snap.twist.tolist()
-        w = self.wrench.wrench
-        w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z = snap.wrench.tolist()
-        self.joints.position, self.joints.velocity = doubles(snap.q), doubles(snap.dq)
-        self.joints.effort = doubles(snap.tau_measured)
-        self.jacobian.data = doubles(snap.jacobian.flatten(order="F"))
+    def arm(self, snap) -> ArmMessages:
+        """Arm state topics of a RobotSnapshot."""
+        sec, nanosec = split_stamp(snap.stamp)
+        return ArmMessages(
+            pose=self.pose.serialize(np.concatenate((snap.position, snap.quat)), sec, nanosec),
+            twist=self.twist.serialize(snap.twist, sec, nanosec),
+            wrench=self.wrench.serialize(snap.wrench, sec, nanosec),
+            joints=self.joints.serialize(np.concatenate((snap.q, snap.dq, snap.tau_measured)), sec, nanosec),
+            jacobian=self.jacobian.serialize(snap.jacobian.ravel(order="F"), sec, nanosec),
+            clock=self.clock.serialize(np.zeros(0), sec, nanosec),
+        )
 
-    def fill_joint_states(self, stamp: Time, snap) -> None:
-        """/joint_states (every joint) and the gripper's joint_states."""
-        self.gripper.header.stamp = self.all_joints.header.stamp = stamp
-        self.gripper.position = doubles(snap.gripper_positions)
-        self.all_joints.position = doubles(snap.joint_positions)
-        self.all_joints.velocity = doubles(snap.joint_velocities)
-        poses = zip(self.tf.transforms, snap.frame_positions.tolist(), snap.frame_quats.tolist(), strict=True)
-        for transform, p, q in poses:
-            transform.header.stamp = stamp
-            t, r = transform.transform.translation, transform.transform.rotation
-            t.x, t.y, t.z = p
-            r.x, r.y, r.z, r.w = q
+    def joint_states(self, snap) -> JointStateMessages:
+        """/joint_states (every joint), the gripper's joint_states and /tf."""
+        sec, nanosec = split_stamp(snap.stamp)
+        return JointStateMessages(
+            gripper=self.gripper.serialize(snap.gripper_positions, sec, nanosec),
+            all_joints=self.all_joints.serialize(
+                np.concatenate((snap.joint_positions, snap.joint_velocities)), sec, nanosec
+            ),
+            tf=self.tf.serialize(np.hstack((snap.frame_positions, snap.frame_quats)).ravel(), sec, nanosec),
+        )
 
 
 def static_transform(parent: str, child: str, translation: np.ndarray, rotation: np.ndarray) -> TransformStamped:
@@ -104,17 +166,6 @@ def static_transform(parent: str, child: str, translation: np.ndarray, rotation:
     t, r = msg.transform.translation, msg.transform.rotation
     t.x, t.y, t.z = (float(v) for v in translation)
     r.x, r.y, r.z, r.w = (float(v) for v in Rotation.from_matrix(rotation).as_quat())
-    return msg
-
-
-def image_msg(stamp: Time, frame_id: str, pixels: np.ndarray, encoding: str) -> Image:
-    """An 8-bit, 3-channel image; the pixels are copied once (array.array takes the buffer as is)."""
-    height, width = pixels.shape[:2]
-    msg = Image(height=height, width=width, encoding=encoding, is_bigendian=0, step=width * 3)
-    msg.header.stamp, msg.header.frame_id = stamp, frame_id
-    data = array("B")
-    data.frombytes(np.ascontiguousarray(pixels).data)
-    msg.data = data
     return msg
 
 

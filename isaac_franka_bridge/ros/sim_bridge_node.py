@@ -218,22 +218,20 @@ class SimBridge:
                 raise  # a real publishing failure; at shutdown the context is gone and that is fine
 
     def _publish_state_topics(self, snap: RobotSnapshot) -> None:
-        stamp = msgs.stamp_of(snap.stamp)
-        m = self.messages
-        m.fill(stamp, snap)
-        self.pub_jacobian.publish(m.jacobian)
-        self.pub_pose.publish(m.pose)
-        self.pub_twist.publish(m.twist)
-        self.pub_wrench.publish(m.wrench)
-        self.pub_joint_states.publish(m.joints)
-        self.pub_clock.publish(Clock(clock=stamp))
+        arm = self.messages.arm(snap)
+        self.pub_jacobian.publish(arm.jacobian)
+        self.pub_pose.publish(arm.pose)
+        self.pub_twist.publish(arm.twist)
+        self.pub_wrench.publish(arm.wrench)
+        self.pub_joint_states.publish(arm.joints)
+        self.pub_clock.publish(arm.clock)
         self._publish_robot_mode()
         self._snapshots_published += 1
         if self._snapshots_published % self.joint_states_every == 0:
-            m.fill_joint_states(stamp, snap)
-            self.pub_gripper.publish(m.gripper)
-            self.pub_all_joints.publish(m.all_joints)
-            self.pub_tf.publish(m.tf)
+            joints = self.messages.joint_states(snap)
+            self.pub_gripper.publish(joints.gripper)
+            self.pub_all_joints.publish(joints.all_joints)
+            self.pub_tf.publish(joints.tf)
 
     def robot_mode_text(self) -> str:
         """`impedance`, `idle`, `joint_reset`, or `reflex: <why>`."""

@@ -69,6 +69,7 @@ class Frame:
     rgb: np.ndarray  # (height, width, 3) uint8
     stamp: float  # simulated capture time [s]
     wall_time: float  # capture time, seconds since the epoch
+    render_s: float = 0.0  # how long rendering it took [s]
 
 
 class SharedState:
@@ -133,8 +134,9 @@ def render_loop(
             time.sleep(0.002)
             continue
         for camera in ready:
+            start = time.perf_counter()
             rgb = renderer.render(state, camera.name)
-            on_frame(Frame(camera, rgb, sim_time, time.time()))
+            on_frame(Frame(camera, rgb, sim_time, time.time(), time.perf_counter() - start))
             # next frame on the camera's grid; skip frames rather than fall behind
             period = 1.0 / camera.fps
             following = due[camera.name] + period

@@ -1,0 +1,111 @@
+"""The state topics are published as serialized bytes (ros/cdr.py): they must decode, with rclpy's
+own deserializer, to exactly the messages the snapshot describes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from rclpy.serialization import deserialize_message
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from tf2_msgs.msg import TFMessage
+
+from isaac_franka_bridge.backends.mujoco_backend import MujocoBackend
+from isaac_franka_bridge.controller import CartesianImpedanceController
+from isaac_franka_bridge.ros.cdr import SerializedTemplate
+from isaac_franka_bridge.ros.messages import StateMessages
+from isaac_franka_bridge.sim.loop import SimulationLoop
+
+
+@pytest.fixture(scope="module")
+def snapshots():
+    """Snapshots of a moving arm, taken by the real simulation loop."""
+    backend = MujocoBackend()
+    loop = SimulationLoop(backend, CartesianImpedanceController(), lambda s: None, publish_rate=500)
+    loop.start_impedance()
+    s = loop._measure()
+    loop.controller.set_target(s.position + np.array([0.05, -0.03, 0.02]), s.quat)
+    taken = []
+    for tick in range(1, 301):
+        loop._tick()
+        if tick % 100 == 0:
+            taken.append(loop.snapshot(loop._measure()))
+    return backend, taken
+
+
+def stamp(msg) -> float:
+    return msg.sec + msg.nanosec * 1e-9
+
+
+def test_arm_topics_decode_to_the_snapshot(snapshots):
+    backend, taken = snapshots
+    messages = StateMessages("fr3_link0", "fr3_EE", backend.arm_joint_names, ("g",), ("a", "b"), ("f",))
+    for snap in taken:
+        arm = messages.arm(snap)
+        pose = deserialize_message(arm.pose, PoseStamped)
+        assert pose.header.frame_id == "fr3_link0" and stamp(pose.header.stamp) == pytest.approx(snap.stamp, abs=1e-9)
+        p, o = pose.pose.position, pose.pose.orientation
+        assert [p.x, p.y, p.z, o.x, o.y, o.z, o.w] == [*snap.position, *snap.quat]
+        twist = deserialize_message(arm.twist, TwistStamped).twist
+        assert [twist.linear.x, twist.linear.y, twist.linear.z] == list(snap.twist[:3])
+        assert [twist.angular.x, twist.angular.y, twist.angular.z] == list(snap.twist[3:])
+        wrench = deserialize_message(arm.wrench, WrenchStamped)
+        assert wrench.header.frame_id == "fr3_EE"
+        assert [wrench.wrench.force.x, wrench.wrench.torque.z] == [snap.wrench[0], snap.wrench[5]]
+        joints = deserialize_message(arm.joints, JointState)
+        assert list(joints.name) == list(backend.arm_joint_names)
+        assert list(joints.position) == list(snap.q) and list(joints.velocity) == list(snap.dq)
+        assert list(joints.effort) == list(snap.tau_measured)
+        jacobian = deserialize_message(arm.jacobian, Float64MultiArray)
+        assert np.array_equal(np.reshape(jacobian.data, (6, 7), order="F"), snap.jacobian)
+        assert [d.size for d in jacobian.layout.dim] == [7, 6]
+        assert stamp(deserialize_message(arm.clock, Clock).clock) == pytest.approx(snap.stamp, abs=1e-9)
+
+
+def test_joint_states_and_tf_decode_to_the_snapshot(snapshots):
+    backend, taken = snapshots
+    b = backend
+    messages = StateMessages(
+        "fr3_link0", "fr3_EE", b.arm_joint_names, b.gripper_joint_names, b.joint_names, b.frame_names
+    )
+    snap = taken[-1]
+    joints = messages.joint_states(snap)
+    gripper = deserialize_message(joints.gripper, JointState)
+    assert list(gripper.name) == list(b.gripper_joint_names)
+    assert list(gripper.position) == list(snap.gripper_positions)
+    everything = deserialize_message(joints.all_joints, JointState)
+    assert list(everything.position) == list(snap.joint_positions)
+    assert list(everything.velocity) == list(snap.joint_velocities)
+    tf = deserialize_message(joints.tf, TFMessage)
+    assert [t.child_frame_id for t in tf.transforms] == list(b.frame_names)
+    for transform, position, quat in zip(tf.transforms, snap.frame_positions, snap.frame_quats, strict=True):
+        t, r = transform.transform.translation, transform.transform.rotation
+        assert [t.x, t.y, t.z, r.x, r.y, r.z, r.w] == [*position, *quat]
+        assert transform.header.frame_id == "fr3_link0"
+        assert stamp(transform.header.stamp) == pytest.approx(snap.stamp, abs=1e-9)
+
+
+def test_a_template_refuses_a_fill_that_does_not_place_every_value():
+    def fill_only_x(msg, values, stamp):
+        msg.header.stamp = stamp
+        msg.pose.position.x = values[0]
+
+    with pytest.raises(ValueError, match="value 1"):
+        SerializedTemplate(PoseStamped(), 2, fill_only_x)
+
+
+def test_camera_frames_decode_to_the_pixels_written_in_place():
+    from sensor_msgs.msg import Image
+
+    from isaac_franka_bridge.ros.cdr import SerializedImage
+
+    for frame_id in ("", "a", "wrist_1_optical_frame"):  # every string padding
+        image = SerializedImage(frame_id, 5, 7, "bgr8")
+        pixels = np.random.default_rng(len(frame_id)).integers(0, 255, (7, 5, 3), dtype=np.uint8)
+        image.pixels[:] = pixels
+        msg = deserialize_message(image.serialize(12, 250_000_000), Image)
+        assert (msg.header.frame_id, stamp(msg.header.stamp)) == (frame_id, 12.25)
+        assert (msg.height, msg.width, msg.encoding, msg.step, msg.is_bigendian) == (7, 5, "bgr8", 15, 0)
+        np.testing.assert_array_equal(np.frombuffer(bytes(msg.data), np.uint8).reshape(7, 5, 3), pixels)

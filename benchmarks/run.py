@@ -190,7 +190,7 @@ def cpu_of(processes: dict[str, psutil.Process], seconds: float) -> dict[str, fl
 
 
 def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) -> dict:
-    proc, url, session = launch(launch_args)
+    proc, url, session = launch(("cameras_config:=none", *launch_args))
     rclpy.init()
     probe = Probe(states=True)
     executor = SingleThreadedExecutor()
@@ -249,7 +249,7 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
     While the client reads, only /diagnostics is listened to (the load is that of a
     user's session); then the image_raw topics are counted without the client, as `ros2 topic hz`.
     """
-    proc, url, _ = launch(("cameras_config:=", *launch_args))
+    proc, url, _ = launch(launch_args)  # the wrist cameras of config/cameras.yaml, as make sim runs
     rclpy.init()
     probe = Probe(states=False)
     executor = SingleThreadedExecutor()

@@ -26,9 +26,8 @@ ARGUMENTS = {
     "reset_joint_target": ("[0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]", "joint configuration of start-up and /jointreset"),
     "use_sim_time": ("true", "server and tools follow the simulated /clock"),
     "cameras_config": (
-        "none",
-        "YAML of the simulated cameras ('' for config/cameras.yaml; 'none': no cameras). Experimental: rendering "
-        "in the simulation process costs real-time factor on small CPUs",
+        "",
+        "YAML of the simulated cameras ('': config/cameras.yaml, the two wrist cameras; 'none': no cameras)",
     ),
     "camera_render_divisor": ("1", "render cameras at 1/N of their size and scale up (1 = full resolution)"),
 }

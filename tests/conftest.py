@@ -116,6 +116,9 @@ def other_domain() -> dict[str, str]:
 
 
 def launch_sim(port: int, *extra: str, env: dict[str, str] | None = None) -> Process:
+    """sim.launch.py; without cameras unless `extra` names a cameras_config (tests of motion need no frames)."""
+    if not any(a.startswith("cameras_config:=") for a in extra):
+        extra = (*extra, "cameras_config:=none")
     return Process(
         ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={port}", "host:=127.0.0.1", *extra],
         "sim-launch",

@@ -11,12 +11,18 @@ from sensor_msgs.msg import CameraInfo, Image
 
 from isaac_franka_bridge.sim.cameras import load_cameras
 
-from conftest import second_robot, wait_until
+from conftest import Process, free_port, other_domain, second_robot, wait_until
 
 
 @pytest.fixture(scope="module")
 def camera_sim():
     with second_robot("cameras_config:=") as (robot, node, process):
+        # the cameras are up (the first frames render after the model loads), as a plugged-in RealSense is
+        for name in ("wrist_1", "wrist_2"):
+            assert wait_until(
+                lambda n=name: robot.session.get(robot.url + f"frame/{n}?timeout=2", timeout=10).status_code == 200,
+                90.0,
+            ), process.output()[-3000:]
         yield node, process, robot
 
 
@@ -117,6 +123,46 @@ def test_stock_rscapture_reads_bgr_frames_with_the_cube_where_and_in_the_colour_
     v, u = np.argwhere(cube).mean(axis=0)
     expected_u, expected_v = expected_pixel(camera, np.array([0.55, 0.0, 0.02]))
     assert abs(u - expected_u) < 60 and abs(v - expected_v) < 60, ((u, v), (expected_u, expected_v))
+
+
+def start_server(port: int) -> Process:
+    """A franka_server_ros2 of its own beside the camera robot's (same ROS domain), on `port`."""
+    from ament_index_python.packages import get_package_share_directory
+
+    cameras = f"{get_package_share_directory('isaac_franka_bridge')}/config/cameras.yaml"
+    arguments = [f"port:={port}", "host:=127.0.0.1", f"cameras_config:={cameras}", "use_sim_time:=true"]
+    command = ["ros2", "run", "isaac_franka_bridge", "franka_server", "--ros-args"]
+    return Process(command + [a for argument in arguments for a in ("-p", argument)], "server", env=other_domain())
+
+
+def test_frames_keep_arriving_after_the_client_reconnects_and_after_the_server_restarts(rs, monkeypatch):
+    port = free_port()
+    monkeypatch.setenv("FRANKA_SIM_URL", f"http://127.0.0.1:{port}")
+    server = start_server(port)
+    try:
+        listed = lambda: bool(rs.context().devices)  # noqa: E731
+        assert wait_until(listed, 60.0), server.output()
+        first = read_like_rscapture(rs, "127122270146")
+        again = read_like_rscapture(rs, "127122270146")  # the client closed its pipeline and reconnects
+        assert first.shape == again.shape == (720, 1280, 3)
+
+        pipe, cfg = rs.pipeline(), rs.config()
+        cfg.enable_device("127122270350")
+        cfg.enable_stream(rs.stream.color, 1280, 720, rs.format.bgr8, 15)
+        pipe.start(cfg)
+        try:
+            before = pipe.wait_for_frames().get_color_frame()
+            server.stop()  # the server goes away under a running pipeline ...
+            server = start_server(port)  # ... and a new one takes its place
+            after = pipe.wait_for_frames(60000).get_color_frame()  # a restart takes seconds, not an error
+            assert after.get_timestamp() > before.get_timestamp()  # a new frame, not the last one again
+            newer = pipe.wait_for_frames().get_color_frame()
+            assert newer.get_timestamp() > after.get_timestamp()
+            assert np.asarray(newer.get_data()).shape == (720, 1280, 3)
+        finally:
+            pipe.stop()
+    finally:
+        server.stop()
 
 
 def test_an_unknown_serial_fails_to_start_like_the_real_library(rs):

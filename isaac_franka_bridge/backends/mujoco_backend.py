@@ -10,6 +10,7 @@ actuators, so it counts against the joint torque limits as on the real robot).
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence
 
 import cv2
@@ -257,6 +258,7 @@ class MujocoBackend(PhysicsBackend):
         return self.data.qpos.copy()
 
     def camera_renderer_factory(self, divisor: int = 1) -> Callable[[], MujocoCameraRenderer]:
+        os.environ.setdefault("MUJOCO_GL", "egl")  # off-screen, no display: inherited by the rendering process
         return functools.partial(MujocoCameraRenderer.for_scene, self._options, divisor)
 
     def robot_description(self) -> str:

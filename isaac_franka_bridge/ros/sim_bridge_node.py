@@ -104,6 +104,7 @@ class SimBridge:
         self._snapshots_published = 0
         self._create_interfaces()
         self.camera_process = None
+        self._camera_death_logged = False
         if self.cameras:
             self._create_camera_process()
         self._apply()
@@ -283,9 +284,20 @@ class SimBridge:
                 KeyValue(key="tick_us_p99", value=f"{p99:.0f}"),
             ],
         )
-        msg = DiagnosticArray(status=[status])
+        msg = DiagnosticArray(status=[status, *self._camera_process_status()])
         msg.header.stamp = self.sim_node.get_clock().now().to_msg()
         self.pub_diagnostics.publish(msg)
+
+    def _camera_process_status(self) -> list[DiagnosticStatus]:
+        """The rendering process reports its cameras itself; here only whether it is alive."""
+        if self.camera_process is None or self.camera_process.exitcode is None:  # none, or not ended
+            return []
+        message = f"camera process exited (code {self.camera_process.exitcode}): no frames; see its log above"
+        if not self._camera_death_logged:
+            self._camera_death_logged = True
+            self.sim_node.get_logger().error(message)
+        name = f"{self.sim_node.get_fully_qualified_name()}: cameras"
+        return [DiagnosticStatus(level=DiagnosticStatus.ERROR, name=name, message=message)]
 
     def _on_equilibrium_pose(self, msg: PoseStamped) -> None:
         position, quat = msgs.pose_from_msg(msg)

@@ -44,21 +44,24 @@ def main(args: list[str] | None = None) -> None:
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     # hand the GIL between threads every 0.5 ms, not 5 ms: requests and commands wait on it
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even where the parent left SIGINT ignored
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     robot = FrankaRosClient()
-    executor = make_executor()
-    executor.add_node(robot)
-    spinner = threading.Thread(target=executor.spin, name="ros-executor", daemon=True)
-    spinner.start()
     host, port = robot.get_parameter("host").value, robot.get_parameter("port").value
     log = robot.get_logger()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access line per request at 10 Hz
     try:
         server = make_server(host, port, create_app(robot), threaded=True, request_handler=KeepAliveHandler)
-    except OSError as exc:
-        log.fatal(f"cannot serve on http://{host}:{port}/ : {exc}")
+    except (OSError, SystemExit) as exc:  # the port is taken (werkzeug exits): say so, before any thread runs
+        reason = exc if isinstance(exc, OSError) else "the address is taken or not available (see above)"
+        log.fatal(f"cannot serve on http://{host}:{port}/: {reason}")
+        robot.destroy_node()
         rclpy.try_shutdown()
         raise SystemExit(1) from exc
+    executor = make_executor()
+    executor.add_node(robot)
+    spinner = threading.Thread(target=executor.spin, name="ros-executor", daemon=True)
+    spinner.start()
     log.info(f"franka_server_ros2 serving the franka_server routes on http://{host}:{port}/")
     try:
         server.serve_forever()

@@ -256,8 +256,9 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
     executor.add_node(probe)
     threading.Thread(target=executor.spin, daemon=True).start()
     try:
-        time.sleep(3.0)  # the camera process has started rendering
-        processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True)}
+        time.sleep(6.0)  # the camera process has started rendering, the physics has caught up with its start
+        # sim_bridge, franka_server, sim_cameras (multiprocessing's resource tracker, `python`, idles)
+        processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"}
         client = subprocess.Popen(
             [sys.executable, __file__, "--camera-client", url, str(seconds)], stdout=subprocess.PIPE, text=True
         )

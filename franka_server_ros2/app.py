@@ -169,11 +169,22 @@ def create_app(robot: FrankaRosClient) -> Flask:
     return app
 
 
+def _number(name: str, kind: type, default, low, high):
+    """A query argument of `kind` in [low, high]; 400 for text, NaN or out of range (never a silent default)."""
+    text = request.args.get(name)
+    if text is None:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        raise BadRequest(f"{name} must be {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+    if not low <= value <= high:  # NaN fails this too
+        raise BadRequest(f"{name} must be in {low}..{high}, got {text!r}")
+    return value
+
+
 def _quality() -> int:
-    quality = request.args.get("quality", default=90, type=int)
-    if not 1 <= quality <= 100:
-        raise BadRequest("quality must be 1..100")
-    return quality
+    return _number("quality", int, 90, 1, 100)
 
 
 def _crop():
@@ -193,6 +204,17 @@ def add_camera_routes(app: Flask, robot: FrankaRosClient) -> None:
         except cameras.UnknownCamera as exc:
             raise NotFound(f"unknown camera {exc.args[0]!r}; see GET /cameras") from exc
 
+    def requested_cameras(crop) -> list[str]:
+        """The `cameras` argument (default: all), each known and large enough for `crop`."""
+        names = [n for n in request.args.get("cameras", ",".join(feeds.cameras)).split(",") if n]
+        for name in names:
+            spec = feeds.cameras.get(name)
+            if spec is None:
+                raise NotFound(f"unknown camera {name!r}; see GET /cameras")
+            if crop is not None and (crop[2] > spec.width or crop[3] > spec.height):
+                raise BadRequest(f"crop {crop} reaches outside the {spec.width}x{spec.height} frame of {name}")
+        return names
+
     @app.errorhandler(NotFound)
     def not_found(exc: NotFound):
         return _error(404, exc.description or "not found")
@@ -204,8 +226,8 @@ def add_camera_routes(app: Flask, robot: FrankaRosClient) -> None:
     @app.get("/frame/<name>")
     def frame(name: str):
         """Raw frame (bgr8 bytes); blocks until one newer than `after` exists, or 504 after `timeout`."""
-        after = request.args.get("after", default=-1, type=int)
-        timeout = min(max(request.args.get("timeout", default=1.0, type=float), 0.0), 30.0)
+        after = _number("after", int, -1, -1, 2**63 - 1)
+        timeout = _number("timeout", float, 1.0, 0.0, 30.0)
         if request.args.get("stream", "color") != "color":
             raise BadRequest("the simulated cameras have no depth stream")
         found = frame_or_error(name, after, timeout)
@@ -226,7 +248,7 @@ def add_camera_routes(app: Flask, robot: FrankaRosClient) -> None:
     @app.route("/get_images", methods=["GET", "POST"])
     def get_images():
         crop, quality = _crop(), _quality()
-        names = [n for n in request.args.get("cameras", ",".join(feeds.cameras)).split(",") if n]
+        names = requested_cameras(crop)
         images = {}
         for name in names:
             found = frame_or_error(name, -1, 2.0)
@@ -235,15 +257,20 @@ def add_camera_routes(app: Flask, robot: FrankaRosClient) -> None:
             images[name] = cameras.jpeg_base64(found, crop, quality)
         return jsonify(images)
 
+    @app.before_request
+    def refuse_a_bad_stream():
+        """A WebSocket with bad arguments gets its 400/404 as the answer to the upgrade request."""
+        if request.path == "/images":
+            requested_cameras(_crop())
+            _quality()
+
     sock = Sock(app)
 
     @sock.route("/images")
     def images(ws):
         """Binary messages [1 byte key length][key][JPEG]: every camera's frames as they come."""
         crop, quality = _crop(), _quality()
-        names = [n for n in request.args.get("cameras", ",".join(feeds.cameras)).split(",") if n]
-        for name in names:
-            frame_or_error(name, -1, 0.0)  # unknown names fail before streaming
+        names = requested_cameras(crop)  # bad arguments fail before streaming
         last = dict.fromkeys(names, -1)
         while True:
             for name in names:

@@ -104,9 +104,12 @@ def crop_box(text: str | None) -> tuple[int, int, int, int] | None:
     """`x0,y0,x1,y1` in pixels of the full frame (as an experiment config's IMAGE_CROP)."""
     if not text:
         return None
-    values = [int(v) for v in text.split(",")]
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        values = []
     if len(values) != 4 or values[0] >= values[2] or values[1] >= values[3] or min(values) < 0:
-        raise ValueError("crop must be x0,y0,x1,y1 with x0 < x1, y0 < y1")
+        raise ValueError(f"crop must be x0,y0,x1,y1 in pixels with 0 <= x0 < x1, 0 <= y0 < y1, got {text!r}")
     return values[0], values[1], values[2], values[3]
 
 

@@ -210,3 +210,42 @@ def test_the_server_reads_serialized_images_without_deserializing_the_pixels():
         view = parse_image(serialize_message(msg))
         assert (view.stamp, view.height, view.width, view.encoding, view.step) == (12.25, 7, 5, "bgr8", 15)
         np.testing.assert_array_equal(np.frombuffer(view.data, np.uint8).reshape(7, 5, 3), pixels)
+
+
+BAD_CAMERA_REQUESTS = [
+    ("frame/wrist_1?after=abc", 400),
+    ("frame/wrist_1?timeout=nan", 400),
+    ("frame/wrist_1?timeout=-1", 400),
+    ("frame/wrist_1?timeout=1e9", 400),
+    ("frame/wrist_1?stream=depth", 400),
+    ("frame/nope", 404),
+    ("get_images?quality=0", 400),
+    ("get_images?quality=101", 400),
+    ("get_images?quality=high", 400),
+    ("get_images?crop=1,2,3", 400),
+    ("get_images?crop=a,b,c,d", 400),
+    ("get_images?crop=10,10,5,20", 400),
+    ("get_images?crop=0,0,1281,720", 400),  # outside the 1280x720 frame
+    ("get_images?cameras=nope", 404),
+]
+
+
+@pytest.mark.parametrize("route,status", BAD_CAMERA_REQUESTS)
+def test_bad_camera_requests_get_a_clear_error_and_the_cameras_keep_streaming(camera_sim, route, status):
+    _, process, robot = camera_sim
+    response = robot.session.get(robot.url + route, timeout=10)
+    assert response.status_code == status, response.text
+    assert response.json()["error"]
+    after = robot.session.get(robot.url + "frame/wrist_1", timeout=10)
+    assert after.status_code == 200 and len(after.content) == 1280 * 720 * 3
+    assert process.alive()
+
+
+def test_a_websocket_with_bad_arguments_is_refused_before_streaming(camera_sim):
+    import simple_websocket
+
+    _, _, robot = camera_sim
+    for query, status in (("cameras=nope", 404), ("quality=0", 400), ("crop=0,0,2000,10", 400)):
+        with pytest.raises(simple_websocket.ConnectionError) as refused:
+            simple_websocket.Client.connect(robot.url.replace("http", "ws") + f"images?{query}")
+        assert refused.value.status_code == status

@@ -6,6 +6,7 @@ Answers are those of HIL-SERL's franka_server (text strings, JSON keys); errors 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -249,13 +250,15 @@ def add_camera_routes(app: Flask, robot: FrankaRosClient) -> None:
     def get_images():
         crop, quality = _crop(), _quality()
         names = requested_cameras(crop)
-        images = {}
+        images, stamps = {}, {}
         for name in names:
             found = frame_or_error(name, -1, 2.0)
             if found is None:
                 raise RobotUnavailable(f"no frame from camera {name} yet")
             images[name] = cameras.jpeg_base64(found, crop, quality)
-        return jsonify(images)
+            stamps[name] = found.stamp
+        # the body stays {camera: base64 JPEG}; capture times (simulated clock) ride in a header
+        return jsonify(images), 200, {"X-Frame-Stamps": json.dumps(stamps)}
 
     @app.before_request
     def refuse_a_bad_stream():

@@ -113,12 +113,30 @@ def crop_box(text: str | None) -> tuple[int, int, int, int] | None:
     return values[0], values[1], values[2], values[3]
 
 
+def capture_comment(frame: CameraFrame) -> str:
+    """What a JPEG of the frame says about its capture, in its comment (COM) segment."""
+    return f"stamp={frame.stamp!r};received={frame.received!r};seq={frame.seq}"
+
+
 def jpeg(frame: CameraFrame, crop: tuple[int, int, int, int] | None, quality: int) -> bytes:
+    """The frame as JPEG, its capture time in a comment segment (decoders skip it; see read_capture_comment)."""
     image = frame.bgr if crop is None else frame.bgr[crop[1] : crop[3], crop[0] : crop[2]]
     ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
         raise RuntimeError("JPEG encoding failed")
-    return encoded.tobytes()
+    data = encoded.tobytes()
+    comment = capture_comment(frame).encode()
+    # right after the start-of-image marker: FF FE, big-endian length counting itself, the text
+    return data[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment + data[2:]
+
+
+def read_capture_comment(data: bytes) -> dict[str, float]:
+    """The capture fields a JPEG of this server carries: {"stamp", "received", "seq"} ({} if none)."""
+    if data[:4] != b"\xff\xd8\xff\xfe":
+        return {}
+    length = int.from_bytes(data[4:6], "big")
+    fields = dict(item.split("=", 1) for item in data[6 : 4 + length].decode().split(";"))
+    return {key: float(value) for key, value in fields.items()}
 
 
 def jpeg_base64(frame: CameraFrame, crop, quality: int) -> str:

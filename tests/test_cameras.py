@@ -198,6 +198,34 @@ def test_websocket_stream_and_get_images_decode_to_the_same_image(camera_sim):
     assert np.abs(via_http.astype(int) - via_ws.astype(int)).mean() < 3.0  # the arm is still: same picture
 
 
+def test_each_frame_carries_its_capture_time(camera_sim):
+    """In the JPEG's comment segment (WebSocket, /get_images), X-Frame-Stamps, X-Frame-Stamp of /frame."""
+    import base64
+    import json
+    import time
+
+    import simple_websocket
+
+    from franka_server_ros2.cameras import read_capture_comment
+
+    _, _, robot = camera_sim
+    raw = robot.session.get(robot.url + "frame/wrist_1", timeout=10)
+    answer = robot.session.get(robot.url + "get_images?cameras=wrist_1", timeout=10)
+    comment = read_capture_comment(base64.b64decode(answer.json()["wrist_1"]))
+    assert comment["stamp"] == json.loads(answer.headers["X-Frame-Stamps"])["wrist_1"]
+    assert comment["stamp"] >= float(raw.headers["X-Frame-Stamp"])  # simulated clock, newest frame
+    assert 0.0 <= time.time() - comment["received"] < 30.0  # arrival at the server, Unix time
+    ws = simple_websocket.Client.connect(robot.url.replace("http", "ws") + "images?cameras=wrist_2")
+    try:
+        stamps = []
+        for _ in range(3):
+            message = ws.receive(timeout=10)
+            stamps.append(read_capture_comment(message[1 + message[0] :])["stamp"])
+    finally:
+        ws.close()
+    assert stamps == sorted(stamps) and len(set(stamps)) == 3  # newer frames, each with its own time
+
+
 def test_the_server_reads_serialized_images_without_deserializing_the_pixels():
     from rclpy.serialization import serialize_message
 

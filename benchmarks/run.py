@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -189,14 +190,26 @@ def cpu_of(processes: dict[str, psutil.Process], seconds: float) -> dict[str, fl
     return {name: p.cpu_percent(None) for name, p in processes.items()}
 
 
-def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) -> dict:
-    proc, url, session = launch(("cameras_config:=none", *launch_args))
+@contextlib.contextmanager
+def running_product(launch_args: tuple[str, ...], states: bool):
+    """sim.launch.py with a Probe listening beside it: yields (launch process, url, session, probe)."""
+    proc, url, session = launch(launch_args)
     rclpy.init()
-    probe = Probe(states=True)
+    probe = Probe(states=states)
     executor = SingleThreadedExecutor()
     executor.add_node(probe)
     threading.Thread(target=executor.spin, daemon=True).start()
     try:
+        yield proc, url, session, probe
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(20)
+        executor.shutdown()
+        rclpy.try_shutdown()
+
+
+def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) -> dict:
+    with running_product(("cameras_config:=none", *launch_args), states=True) as (proc, url, session, probe):
         time.sleep(2.0)
         children = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True)}
         # real-time factor at pace, from the state stamps against the wall clock
@@ -236,11 +249,6 @@ def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) 
             "pose_delivery_ms": stats(np.array(delays) * 1e3),
             "cpu": cpu,
         }
-    finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(20)
-        executor.shutdown()
-        rclpy.try_shutdown()
 
 
 def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> dict:
@@ -249,13 +257,8 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
     While the client reads, only /diagnostics is listened to (the load is that of a
     user's session); then the image_raw topics are counted without the client, as `ros2 topic hz`.
     """
-    proc, url, _ = launch(launch_args)  # the wrist cameras of config/cameras.yaml, as make sim runs
-    rclpy.init()
-    probe = Probe(states=False)
-    executor = SingleThreadedExecutor()
-    executor.add_node(probe)
-    threading.Thread(target=executor.spin, daemon=True).start()
-    try:
+    # the wrist cameras of config/cameras.yaml, as make sim runs
+    with running_product(launch_args, states=False) as (proc, url, _, probe):
         time.sleep(6.0)  # the camera process has started rendering, the physics has caught up with its start
         # sim_bridge, franka_server, sim_cameras (multiprocessing's resource tracker, `python`, idles)
         processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"}
@@ -283,11 +286,6 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
             "cameras": json.loads(output.strip().splitlines()[-1]),
             "cpu": cpu,
         }
-    finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(20)
-        executor.shutdown()
-        rclpy.try_shutdown()
 
 
 def machine() -> str:

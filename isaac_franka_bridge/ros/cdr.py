@@ -74,8 +74,8 @@ class SerializedTemplate:
         self._seconds = np.array([o // 4 for o in stamp_offsets], dtype=np.intp)
         self._nanoseconds = self._seconds + 1
 
-    def serialize(self, values: np.ndarray, sec: int, nanosec: int) -> bytes:
-        """The message with these values and this stamp, as serialized bytes."""
+    def serialize(self, sec: int, nanosec: int, values: np.ndarray = _NO_VALUES) -> bytes:
+        """The message with this stamp and these values, as serialized bytes."""
         if self.size:
             self._doubles[self._slots] = values
         if len(self._seconds):
@@ -101,4 +101,4 @@ class SerializedImage:
         self.pixels = np.frombuffer(buffer, np.uint8, count=size, offset=len(buffer) - size).reshape(height, width, 3)
 
     def serialize(self, sec: int, nanosec: int) -> bytes:
-        return self._stamp.serialize(_NO_VALUES, sec, nanosec)
+        return self._stamp.serialize(sec, nanosec)

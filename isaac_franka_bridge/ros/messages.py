@@ -74,9 +74,9 @@ def _fill_wrench(msg: WrenchStamped, v: list[float], stamp: Time) -> None:
 
 def _joint_state_filler(fields: tuple[str, ...]):
     def fill(msg: JointState, v: list[float], stamp: Time) -> None:
-        n = len(msg.name)
+        n = len(_header(msg, stamp).name)
         for k, field in enumerate(fields):
-            setattr(_header(msg, stamp), field, v[k * n : (k + 1) * n])
+            setattr(msg, field, v[k * n : (k + 1) * n])
 
     return fill
 
@@ -139,23 +139,23 @@ class StateMessages:
         """Arm state topics of a RobotSnapshot."""
         sec, nanosec = split_stamp(snap.stamp)
         return ArmMessages(
-            pose=self.pose.serialize(np.concatenate((snap.position, snap.quat)), sec, nanosec),
-            twist=self.twist.serialize(snap.twist, sec, nanosec),
-            wrench=self.wrench.serialize(snap.wrench, sec, nanosec),
-            joints=self.joints.serialize(np.concatenate((snap.q, snap.dq, snap.tau_measured)), sec, nanosec),
-            jacobian=self.jacobian.serialize(snap.jacobian.ravel(order="F"), sec, nanosec),
-            clock=self.clock.serialize(np.zeros(0), sec, nanosec),
+            pose=self.pose.serialize(sec, nanosec, np.concatenate((snap.position, snap.quat))),
+            twist=self.twist.serialize(sec, nanosec, snap.twist),
+            wrench=self.wrench.serialize(sec, nanosec, snap.wrench),
+            joints=self.joints.serialize(sec, nanosec, np.concatenate((snap.q, snap.dq, snap.tau_measured))),
+            jacobian=self.jacobian.serialize(sec, nanosec, snap.jacobian.ravel(order="F")),
+            clock=self.clock.serialize(sec, nanosec),
         )
 
     def joint_states(self, snap) -> JointStateMessages:
         """/joint_states (every joint), the gripper's joint_states and /tf."""
         sec, nanosec = split_stamp(snap.stamp)
         return JointStateMessages(
-            gripper=self.gripper.serialize(snap.gripper_positions, sec, nanosec),
+            gripper=self.gripper.serialize(sec, nanosec, snap.gripper_positions),
             all_joints=self.all_joints.serialize(
-                np.concatenate((snap.joint_positions, snap.joint_velocities)), sec, nanosec
+                sec, nanosec, np.concatenate((snap.joint_positions, snap.joint_velocities))
             ),
-            tf=self.tf.serialize(np.hstack((snap.frame_positions, snap.frame_quats)).ravel(), sec, nanosec),
+            tf=self.tf.serialize(sec, nanosec, np.hstack((snap.frame_positions, snap.frame_quats)).ravel()),
         )
 
 

@@ -20,7 +20,7 @@ ARGUMENTS = {
     "namespace": ("", "namespace of every topic, service and node, e.g. left / right for two arms"),
     "host": ("127.0.0.1", "address the HTTP server binds (HIL-SERL configs use 127.0.0.1, 127.0.0.2)"),
     "port": ("5000", "HTTP port of franka_server_ros2"),
-    "gripper_type": ("Robotiq", "gripper: Robotiq (2F-85) or Franka (the Franka hand)"),
+    "gripper_type": ("Robotiq", "gripper: Robotiq (2F-85), Franka (the Franka hand) or None (bare flange)"),
     "real_time_factor": ("1.0", "simulation pace: 1.0 wall-clock time, 0.0 as fast as possible"),
     "state_publish_rate": ("500.0", "rate of the robot state topics [Hz]"),
     "reset_joint_target": ("[0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]", "joint configuration of start-up and /jointreset"),

@@ -7,6 +7,7 @@ Nothing here is a test double: the tests talk HTTP to the server and ROS 2 to th
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import random
 import signal
@@ -110,9 +111,12 @@ def wait_until(predicate: Callable[[], bool], timeout: float, period: float = 0.
     return predicate()
 
 
+_other_domains = itertools.count(1)
+
+
 def other_domain() -> dict[str, str]:
-    """Environment for a second, independent robot: a ROS domain the session's sim is not on."""
-    return {"ROS_DOMAIN_ID": str((int(os.environ["ROS_DOMAIN_ID"]) + 1) % 100)}
+    """Environment for another, independent robot: a ROS domain no robot of this session is on yet."""
+    return {"ROS_DOMAIN_ID": str((int(os.environ["ROS_DOMAIN_ID"]) + next(_other_domains)) % 100)}
 
 
 def launch_sim(port: int, *extra: str, env: dict[str, str] | None = None) -> Process:

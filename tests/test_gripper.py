@@ -1,11 +1,12 @@
 """The simulated gripper really grasps: pick a cube, lift it 10 cm, drop it, with both gripper types
-(Robotiq 2F-85 and Franka hand). Real sim bridge + server + MuJoCo; the cube's pose is read from
+(Robotiq 2F-85 and Franka hand), and an arm with none. Real sim bridge + server + MuJoCo; the cube's pose is read from
 /tf, as RViz would."""
 
 import time
 
 import numpy as np
 import pytest
+from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
 from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE
@@ -78,3 +79,30 @@ def test_move_gripper_takes_a_0_to_255_position_and_reports_it(rig):
     assert wait_until(lambda: robot.state()["gripper_pos"] < 0.05, 3.0)
     assert robot.ok("reset_gripper") == "Reset"
     assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)
+
+
+def test_an_arm_without_a_gripper_moves_and_refuses_gripper_commands():
+    """gripper_type None, as in the original server: a bare flange, no franka_gripper on the graph, and
+    every gripper route answers 400 with the reason while the arm keeps working."""
+    with second_robot("gripper_type:=None") as (robot, node, _):
+        joint_names: list[list[str]] = []
+        node.create_subscription(JointState, "/joint_states", lambda m: joint_names.append(list(m.name)), 10)
+        assert wait_until(lambda: joint_names, 5.0), "no /joint_states"
+        assert joint_names[-1] == [f"panda_joint{i}" for i in range(1, 8)]
+        assert wait_until(lambda: "franka_sim" in node.get_node_names(), 5.0)
+        assert "franka_gripper" not in node.get_node_names()
+        for route, body in [
+            ("open_gripper", None),
+            ("close_gripper", None),
+            ("close_gripper_slow", None),
+            ("reset_gripper", None),
+            ("activate_gripper", None),
+            ("move_gripper", {"gripper_pos": 100}),
+        ]:
+            response = robot.post(route, json=body)
+            assert response.status_code == 400, f"/{route}: {response.status_code} {response.text}"
+            assert "no gripper" in response.json()["error"]
+        start = robot.pose()
+        target = start[:3] + np.array([0.0, 0.03, -0.02])
+        move(robot, target, start[3:])
+        assert robot.state()["gripper_pos"] == 0.0

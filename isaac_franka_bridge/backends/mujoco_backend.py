@@ -1,5 +1,5 @@
-"""MuJoCo backend: the Menagerie Panda shipped by the `gym-hil` package, with a Robotiq 2F-85 or a
-Franka hand (mujoco_grippers.py).
+"""MuJoCo backend: the Menagerie Panda shipped by the `gym-hil` package, with a Robotiq 2F-85, a
+Franka hand or no gripper (mujoco_grippers.py).
 
 The model is loaded from the installed packages (never copied) and edited with MjSpec:
 1 ms timestep, a table plane at the base height with a cube on it, an end-effector site at the
@@ -142,8 +142,8 @@ class MujocoBackend(PhysicsBackend):
         self._qpos = np.array([m.jnt_qposadr[j] for j in arm_ids])
         self._dof = np.array([m.jnt_dofadr[j] for j in arm_ids])
         self._arm_actuators = np.array([m.actuator(f"actuator{i}").id for i in range(1, 8)])
-        self._gripper_actuator = m.actuator(self.gripper.actuator).id
-        self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(n).id] for n in self.gripper.joints])
+        self._gripper_actuator = m.actuator(self.gripper.actuator).id if self.gripper.present else -1
+        self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(n).id] for n in self.gripper.joints], dtype=int)
         self._ee_site = m.site("ee").id
         self._ee_body = m.site_bodyid[self._ee_site]
         self._jacp = np.zeros((3, m.nv))
@@ -159,9 +159,9 @@ class MujocoBackend(PhysicsBackend):
         self.frame_names = tuple(_frame_name(m.body(b).name) for b in self._frame_bodies) + tuple(
             f"{c.name}_optical_frame" for c in self.cameras
         )
-        # start with the gripper open
-        self.data.qpos[self._gripper_qpos] = self.gripper.open_position
-        self.command_gripper(self.gripper.open_position, 0.0)
+        if self.gripper.present:  # start with the gripper open
+            self.data.qpos[self._gripper_qpos] = self.gripper.open_position
+            self.command_gripper(self.gripper.open_position, 0.0)
         c, s = np.cos(-np.pi / 4), np.sin(-np.pi / 4)
         self.flange_to_ee = (np.array([0.0, 0.0, tcp_offset]), np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]))
 
@@ -223,6 +223,8 @@ class MujocoBackend(PhysicsBackend):
 
     # ------------------------------------------------------------------ commands
     def command_gripper(self, position: float, max_effort: float) -> None:
+        if not self.gripper.present:
+            raise RuntimeError("the arm carries no gripper (gripper_type None)")
         m, a = self.model, self._gripper_actuator
         if max_effort > 0.0 and self.gripper.effort_limited:
             m.actuator_forcerange[a] = [-max_effort, max_effort]

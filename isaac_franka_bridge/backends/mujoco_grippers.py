@@ -2,6 +2,7 @@
 
   Robotiq  2F-85 as shipped with the Panda in `gym-hil` (HIL-SERL's default gripper)
   Franka   the Franka hand of `dm-robotics-panda`, attached to the same arm in place of the 2F-85
+  None     no gripper: the bare flange, as a robot without an end effector (or with a tool of its own)
 
 Each says which joints franka_gripper reports (names as the real drivers publish them), how a
 GripperCommand position maps to its actuator, and where its TCP is (O_T_EE's frame).
@@ -33,6 +34,10 @@ class MujocoGripper:
     def control(self, position: float) -> float:
         return self.ctrl_offset + self.ctrl_per_unit * position
 
+    @property
+    def present(self) -> bool:
+        return bool(self.joints)
+
     def mount(self, spec: mujoco.MjSpec) -> None:
         """Edit the gym-hil Panda (which comes with a 2F-85) to carry this gripper."""
 
@@ -53,6 +58,11 @@ class FrankaHandMount(MujocoGripper):
         actuator = spec.actuator(self.actuator)
         actuator.gainprm[0] = FRANKA_FINGER_STIFFNESS * 0.04
         actuator.biasprm[1] = -FRANKA_FINGER_STIFFNESS
+
+
+class BareFlange(MujocoGripper):
+    def mount(self, spec: mujoco.MjSpec) -> None:
+        spec.delete(spec.body("base_mount"))
 
 
 GRIPPERS: dict[str, MujocoGripper] = {
@@ -79,4 +89,6 @@ GRIPPERS: dict[str, MujocoGripper] = {
         0.04,
         effort_limited=True,
     ),
+    # the end effector at the flange, with no joints and no actuator
+    "None": BareFlange("None", 0.0, (), (), "", 0.0, 0.0, 0.0),
 }

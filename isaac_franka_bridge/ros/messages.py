@@ -108,7 +108,7 @@ class ArmMessages(NamedTuple):
 
 
 class JointStateMessages(NamedTuple):
-    gripper: bytes  # franka_gripper/joint_states
+    gripper: bytes | None  # franka_gripper/joint_states (None: no gripper)
     all_joints: bytes  # /joint_states
     tf: bytes
 
@@ -130,8 +130,10 @@ class StateMessages:
         )
         self.jacobian = SerializedTemplate(Float64MultiArray(layout=jacobian_layout()), 6 * n, _fill_data)
         self.clock = SerializedTemplate(Clock(), 0, _fill_clock)
-        gripper = JointState(name=list(gripper_joints))
-        self.gripper = SerializedTemplate(gripper, len(gripper_joints), _joint_state_filler(("position",)))
+        self.gripper = None  # an arm without a gripper has no franka_gripper topics
+        if gripper_joints:
+            gripper = JointState(name=list(gripper_joints))
+            self.gripper = SerializedTemplate(gripper, len(gripper_joints), _joint_state_filler(("position",)))
         self.all_joints = SerializedTemplate(JointState(name=list(all_joints)), 2 * len(all_joints), both)
         self.tf = SerializedTemplate(tf, 7 * len(frames), _fill_tf)
 
@@ -151,7 +153,7 @@ class StateMessages:
         """/joint_states (every joint), the gripper's joint_states and /tf."""
         sec, nanosec = split_stamp(snap.stamp)
         return JointStateMessages(
-            gripper=self.gripper.serialize(sec, nanosec, snap.gripper_positions),
+            gripper=self.gripper.serialize(sec, nanosec, snap.gripper_positions) if self.gripper else None,
             all_joints=self.all_joints.serialize(
                 sec, nanosec, np.concatenate((snap.joint_positions, snap.joint_velocities))
             ),

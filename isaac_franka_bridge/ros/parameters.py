@@ -17,7 +17,7 @@ from ..backends import BACKENDS
 from ..controller import COMPLIANCE_PARAMETERS
 
 DEFAULT_RESET_JOINT_TARGET = [0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]
-GRIPPER_TYPES = ("Robotiq", "Franka")
+GRIPPER_TYPES = ("Robotiq", "Franka", "None")
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,7 @@ class SimBridge:
         self.control_node = Node("franka_control")
         self.state_node = Node("franka_state_controller")
         self.impedance_node = Node("cartesian_impedance_controller")
-        self.gripper_node = Node("franka_gripper")
-        self.nodes = (self.sim_node, self.control_node, self.state_node, self.impedance_node, self.gripper_node)
+        self.nodes = (self.sim_node, self.control_node, self.state_node, self.impedance_node)
         self.log = self.sim_node.get_logger()
         self._declare_parameters()
         self._latest: RobotSnapshot | None = None
@@ -72,6 +71,10 @@ class SimBridge:
         gripper_type = self._param(self.sim_node, "gripper_type")
         if gripper_type not in GRIPPER_TYPES:
             raise ValueError(f"parameter gripper_type='{gripper_type}' must be one of {GRIPPER_TYPES}")
+        # like the real stack, franka_gripper exists only when a gripper is mounted
+        self.gripper_node = Node("franka_gripper") if gripper_type != "None" else None
+        if self.gripper_node is not None:
+            self.nodes += (self.gripper_node,)
         self.log.info(f"loading the '{backend_name}' backend (Franka Panda + {gripper_type} gripper)")
         t0 = time.perf_counter()
         cameras_config = self._param(self.sim_node, "cameras_config")
@@ -167,7 +170,6 @@ class SimBridge:
         self.pub_twist = s.create_publisher(TwistStamped, "~/O_dP_EE", state_qos)
         self.pub_wrench = s.create_publisher(WrenchStamped, "~/K_F_ext_hat_K", state_qos)
         self.pub_jacobian = self.impedance_node.create_publisher(Float64MultiArray, "~/franka_jacobian", state_qos)
-        self.pub_gripper = self.gripper_node.create_publisher(JointState, "~/joint_states", state_qos)
         self.pub_all_joints = self.sim_node.create_publisher(JointState, "joint_states", state_qos)
         self.pub_clock = self.sim_node.create_publisher(Clock, "/clock", QoSProfile(depth=1))
         self.pub_tf = self.sim_node.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
@@ -198,14 +200,17 @@ class SimBridge:
         self.control_node.create_service(Trigger, "~/joint_reset", self._on_joint_reset, callback_group=blocking)
         self.impedance_node.create_service(Trigger, "~/start", self._on_start_impedance)
         self.impedance_node.create_service(Trigger, "~/stop", self._on_stop_impedance)
-        self.gripper_action = ActionServer(
-            self.gripper_node,
-            GripperCommand,
-            "~/gripper_action",
-            execute_callback=self._execute_gripper,
-            goal_callback=self._accept_gripper_goal,
-            callback_group=blocking,
-        )
+        self.pub_gripper = None
+        if self.gripper_node is not None:
+            self.pub_gripper = self.gripper_node.create_publisher(JointState, "~/joint_states", state_qos)
+            self.gripper_action = ActionServer(
+                self.gripper_node,
+                GripperCommand,
+                "~/gripper_action",
+                execute_callback=self._execute_gripper,
+                goal_callback=self._accept_gripper_goal,
+                callback_group=blocking,
+            )
 
     def _publish_snapshot(self, snap: RobotSnapshot) -> None:
         """Called by the simulation thread: every state topic of one tick carries the same stamp."""
@@ -230,7 +235,8 @@ class SimBridge:
         self._snapshots_published += 1
         if self._snapshots_published % self.joint_states_every == 0:
             joints = self.messages.joint_states(snap)
-            self.pub_gripper.publish(joints.gripper)
+            if self.pub_gripper is not None:
+                self.pub_gripper.publish(joints.gripper)
             self.pub_all_joints.publish(joints.all_joints)
             self.pub_tf.publish(joints.tf)
 

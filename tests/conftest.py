@@ -182,6 +182,7 @@ def robot(sim) -> Robot:
     robot, process = sim
     assert process.alive(), process.output()
     robot.ok("update_param", DEFAULT_COMPLIANCE)
+    robot.ok("clearerr")  # a test that failed in a reflex must not leave the next one stuck
     robot.ok("jointreset")
     return robot
 
@@ -194,6 +195,7 @@ class RosProbe(Node):
         self.poses: deque[tuple[float, np.ndarray]] = deque(maxlen=20000)
         self.create_subscription(PoseStamped, "/franka_state_controller/O_T_EE", self._on_pose, 100)
         self.wrench_publisher = self.create_publisher(WrenchStamped, "/sim/external_wrench", 10)
+        self.pose_publisher = self.create_publisher(PoseStamped, "/cartesian_impedance_controller/equilibrium_pose", 10)
         self._parameter_clients: dict[str, AsyncParameterClient] = {}
 
     def _on_pose(self, msg: PoseStamped) -> None:
@@ -223,6 +225,22 @@ class RosProbe(Node):
         future = client.set_parameters([Parameter(k, value=as_double(v)) for k, v in values.items()])
         assert wait_until(future.done, 10.0), f"no answer from {node}"
         assert all(r.successful for r in future.result().results), future.result()
+
+    def command(self, pose: np.ndarray) -> None:
+        """An equilibrium pose straight on the controller's topic, as a ROS user would send it."""
+        assert wait_until(lambda: self.pose_publisher.get_subscription_count() > 0, 10.0)
+        msg = PoseStamped()
+        msg.header.frame_id = "panda_link0"
+        p, o = msg.pose.position, msg.pose.orientation
+        p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(v) for v in pose)
+        self.pose_publisher.publish(msg)
+
+    def speeds_since(self, stamp: float) -> np.ndarray:
+        """End-effector speeds [m/s] between consecutive O_T_EE messages stamped after `stamp`."""
+        samples = [(t, p[:3]) for t, p in list(self.poses) if t >= stamp]
+        times = np.array([t for t, _ in samples])
+        positions = np.array([p for _, p in samples])
+        return np.linalg.norm(np.diff(positions, axis=0), axis=1) / np.diff(times)
 
     def push(self, force: list[float], torque: list[float] = (0.0, 0.0, 0.0)) -> None:
         msg = WrenchStamped()

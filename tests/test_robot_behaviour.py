@@ -4,6 +4,7 @@ Real sim bridge + server + MuJoCo; forces are applied in simulation through /sim
 import time
 
 import numpy as np
+import pytest
 
 from conftest import Process, Robot, free_port, launch_sim, other_domain, wait_until
 
@@ -43,6 +44,63 @@ def test_pushing_into_the_table_trips_a_reflex_until_error_recovery(robot):
     robot.ok("update_param", {k: 0.01 for k in NO_CLIP})
     robot.ok("pose", {"arr": start.tolist()})
     assert wait_until(lambda: np.linalg.norm(robot.pose()[:3] - start[:3]) < 0.003, 10.0)
+
+
+def test_a_pose_far_outside_the_workspace_moves_at_a_bounded_speed_into_the_workspace_reflex(robot, ros):
+    start = robot.pose()
+    far = start.copy()
+    far[2] = 2.5  # far above the arm's reach
+    refused = robot.post("pose", json={"arr": far.tolist()})
+    assert refused.status_code == 400 and "workspace" in refused.json()["error"]
+    ceiling = start[2] + 0.1
+    try:
+        ros.set_remote_parameters("/franka_control", **{"reflex.workspace_max": [0.9, 0.9, ceiling]})
+        since, _ = ros.latest()
+        ros.command(far)  # straight to the controller: nothing between it and the robot
+        assert wait_until(lambda: (health(robot)["robot_mode"] or "").startswith("reflex"), 10.0), health(robot)
+        assert "cartesian_position_limits_violation" in health(robot)["robot_mode"]
+        time.sleep(1.0)
+        held = robot.pose()
+        assert ceiling < held[2] < ceiling + 0.02, "the arm must stop at the box, not sail on"
+        time.sleep(0.5)
+        assert np.linalg.norm(robot.pose()[:3] - held[:3]) < 0.002, "a robot in a reflex holds still"
+        # the clipped impedance law pulls with at most stiffness x clip: a steady climb, no jump
+        speeds = ros.speeds_since(since)
+        assert speeds.max() < 0.5, f"peak end-effector speed {speeds.max():.2f} m/s"
+        assert np.isfinite(robot.state()["q"]).all()
+    finally:
+        ros.set_remote_parameters("/franka_control", **{"reflex.workspace_max": [0.9, 0.9, 1.3]})
+    assert robot.ok("clearerr") == "Clear"
+    robot.ok("pose", {"arr": start.tolist()})
+    assert wait_until(lambda: np.linalg.norm(robot.pose()[:3] - start[:3]) < 0.003, 10.0)
+
+
+@pytest.mark.parametrize(
+    "limit, reflex",
+    [
+        ("reflex.joint_velocity_scale", "joint_velocity_violation"),
+        ("reflex.torque_scale", "joint_torque_limit_violation"),
+    ],
+)
+def test_joint_velocity_and_torque_limits_are_configurable_reflexes(robot, ros, limit, reflex):
+    start = robot.pose()
+    target = start.copy()
+    target[1] += 0.08
+    try:
+        ros.set_remote_parameters("/franka_control", **{limit: 0.1})  # a tenth of the datasheet limits
+        robot.ok("update_param", NO_CLIP)
+        robot.ok("pose", {"arr": target.tolist()})
+        assert wait_until(lambda: (health(robot)["robot_mode"] or "").startswith("reflex"), 5.0), health(robot)
+        assert reflex in health(robot)["robot_mode"]
+        robot.ok("pose", {"arr": start.tolist()})  # ignored while in the reflex
+        time.sleep(0.5)
+        held = robot.pose()
+        time.sleep(0.5)
+        assert np.linalg.norm(robot.pose()[:3] - held[:3]) < 0.002
+    finally:
+        ros.set_remote_parameters("/franka_control", **{limit: 1.0})
+    assert robot.ok("clearerr") == "Clear"
+    assert health(robot)["robot_mode"] == "impedance"
 
 
 def test_declared_payload_holds_position_and_an_undeclared_one_sags(robot, ros):

@@ -11,7 +11,7 @@ from sensor_msgs.msg import CameraInfo, Image
 
 from isaac_franka_bridge.sim.cameras import load_cameras
 
-from conftest import Process, free_port, other_domain, second_robot, wait_until
+from conftest import Process, free_port, second_robot, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -125,20 +125,22 @@ def test_stock_rscapture_reads_bgr_frames_with_the_cube_where_and_in_the_colour_
     assert abs(u - expected_u) < 60 and abs(v - expected_v) < 60, ((u, v), (expected_u, expected_v))
 
 
-def start_server(port: int) -> Process:
-    """A franka_server_ros2 of its own beside the camera robot's (same ROS domain), on `port`."""
+def start_server(port: int, domain: int) -> Process:
+    """A franka_server_ros2 of its own beside the camera robot's (on its ROS `domain`), on `port`."""
     from ament_index_python.packages import get_package_share_directory
 
     cameras = f"{get_package_share_directory('isaac_franka_bridge')}/config/cameras.yaml"
     arguments = [f"port:={port}", "host:=127.0.0.1", f"cameras_config:={cameras}", "use_sim_time:=true"]
     command = ["ros2", "run", "isaac_franka_bridge", "franka_server", "--ros-args"]
-    return Process(command + [a for argument in arguments for a in ("-p", argument)], "server", env=other_domain())
+    return Process(
+        command + [a for argument in arguments for a in ("-p", argument)], "server", env={"ROS_DOMAIN_ID": str(domain)}
+    )
 
 
-def test_frames_keep_arriving_after_the_client_reconnects_and_after_the_server_restarts(rs, monkeypatch):
-    port = free_port()
+def test_frames_keep_arriving_after_the_client_reconnects_and_after_the_server_restarts(rs, camera_sim, monkeypatch):
+    port, domain = free_port(), camera_sim[0].context.get_domain_id()
     monkeypatch.setenv("FRANKA_SIM_URL", f"http://127.0.0.1:{port}")
-    server = start_server(port)
+    server = start_server(port, domain)
     try:
         listed = lambda: bool(rs.context().devices)  # noqa: E731
         assert wait_until(listed, 60.0), server.output()
@@ -153,7 +155,7 @@ def test_frames_keep_arriving_after_the_client_reconnects_and_after_the_server_r
         try:
             before = pipe.wait_for_frames().get_color_frame()
             server.stop()  # the server goes away under a running pipeline ...
-            server = start_server(port)  # ... and a new one takes its place
+            server = start_server(port, domain)  # ... and a new one takes its place
             after = pipe.wait_for_frames(60000).get_color_frame()  # a restart takes seconds, not an error
             assert after.get_timestamp() > before.get_timestamp()  # a new frame, not the last one again
             newer = pipe.wait_for_frames().get_color_frame()

@@ -100,7 +100,7 @@ def test_joint_velocity_and_torque_limits_are_configurable_reflexes(robot, ros, 
     finally:
         ros.set_remote_parameters("/franka_control", **{limit: 1.0})
     assert robot.ok("clearerr") == "Clear"
-    assert health(robot)["robot_mode"] == "impedance"
+    assert wait_until(lambda: health(robot)["robot_mode"] == "impedance", 2.0), health(robot)
 
 
 def test_declared_payload_holds_position_and_an_undeclared_one_sags(robot, ros):

@@ -81,8 +81,11 @@ class Probe(Node):
         self.sim_times: list[tuple[float, float]] = []  # (wall, sim_time of /diagnostics)
         self.image_arrivals: dict[str, list[float]] = {}
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
+        self._state_subscription = None
         if states:
-            self.create_subscription(PoseStamped, "/franka_state_controller/O_T_EE", self._on_state, 100, raw=True)
+            self._state_subscription = self.create_subscription(
+                PoseStamped, "/franka_state_controller/O_T_EE", self._on_state, 100, raw=True
+            )
             self.create_subscription(PoseStamped, "/cartesian_impedance_controller/equilibrium_pose", self._on_pose, 10)
 
     def count_frames(self, cameras: tuple[str, ...]) -> None:
@@ -96,6 +99,12 @@ class Probe(Node):
                 qos_profile_sensor_data,
                 raw=True,
             )
+
+    def stop_states(self) -> None:
+        """Stop listening to the 500 Hz state: the HTTP figures are a plain client's, not one busy with ROS."""
+        if self._state_subscription is not None:
+            self.destroy_subscription(self._state_subscription)
+            self._state_subscription = None
 
     def _on_state(self, data: bytes) -> None:
         self.raw_states.append((time.monotonic(), data))
@@ -220,6 +229,7 @@ def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) 
         (w0, s0), (w1, s1) = stamps[0], stamps[-1]
         rtf = (s1 - s0) / (w1 - w0)
         state_rate = len(stamps) / (w1 - w0)
+        probe.stop_states()
         # /getstate round trip and the age of the state it returns
         latencies, ages = [], []
         for _ in range(requests_n):

@@ -217,6 +217,11 @@ class RosProbe(Node):
         return parameter_value_to_python(future.result().values[0])
 
     def set_remote_parameters(self, node: str, **values) -> None:
+        results = self.try_remote_parameters(node, **values)
+        assert all(r.successful for r in results), results
+
+    def try_remote_parameters(self, node: str, **values) -> list:
+        """Set parameters of another node as `ros2 param set` does: its SetParametersResult for each."""
         if node not in self._parameter_clients:
             self._parameter_clients[node] = AsyncParameterClient(self, node)
         client = self._parameter_clients[node]
@@ -224,7 +229,7 @@ class RosProbe(Node):
         as_double = lambda v: [float(x) for x in v] if isinstance(v, (list, tuple)) else float(v)  # noqa: E731
         future = client.set_parameters([Parameter(k, value=as_double(v)) for k, v in values.items()])
         assert wait_until(future.done, 10.0), f"no answer from {node}"
-        assert all(r.successful for r in future.result().results), future.result()
+        return future.result().results
 
     def command(self, pose: np.ndarray) -> None:
         """An equilibrium pose straight on the controller's topic, as a ROS user would send it."""

@@ -103,6 +103,31 @@ def test_joint_velocity_and_torque_limits_are_configurable_reflexes(robot, ros, 
     assert wait_until(lambda: health(robot)["robot_mode"] == "impedance", 2.0), health(robot)
 
 
+def test_joint_position_limits_bound_the_reset_target_and_trip_a_reflex(robot, ros):
+    target = ros.remote_parameter("/franka_control", "reset_joint_target")
+    beyond = [0.0, 0.0, 0.0, 0.5, 0.0, 2.0, 0.0]  # joint 4 ends at -0.0698 rad
+    (refused,) = ros.try_remote_parameters("/franka_control", reset_joint_target=beyond)
+    assert not refused.successful and "reset_joint_target[3]" in refused.reason, refused
+    assert list(ros.remote_parameter("/franka_control", "reset_joint_target")) == list(target)
+    try:
+        # joint 4 at -0.4 rad is inside its range but within a 0.5 rad reflex margin of its limit
+        ros.set_remote_parameters(
+            "/franka_control",
+            **{"reflex.joint_position_margin": 0.5, "reset_joint_target": [0.0, 0.0, 0.0, -0.4, 0.0, 2.0, 0.0]},
+        )
+        stopped = robot.post("jointreset", timeout=40)
+        assert stopped.status_code == 500, stopped.text
+        assert "joint_position_limits_violation: joint 4" in stopped.json()["error"]
+        q4 = robot.state()["q"][3]
+        assert -0.0698 - 0.5 - 0.02 < q4 < -0.0698 - 0.5 + 0.02, f"joint 4 stopped at {q4}, not at the margin"
+    finally:
+        ros.set_remote_parameters(
+            "/franka_control", **{"reflex.joint_position_margin": 0.01, "reset_joint_target": list(target)}
+        )
+    assert robot.ok("clearerr") == "Clear"
+    assert robot.ok("jointreset") == "Reset Joint"
+
+
 def test_declared_payload_holds_position_and_an_undeclared_one_sags(robot, ros):
     start = robot.pose()
     load = {"mass": 1.0, "F_x_center_load": [0.0, 0.0, 0.05], "load_inertia": [1e-3, 0, 0, 0, 1e-3, 0, 0, 0, 1e-3]}

@@ -7,6 +7,7 @@ checked for length and finiteness here. The compliance parameters come from the 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
@@ -15,6 +16,7 @@ from rclpy.parameter import Parameter
 
 from ..backends import BACKENDS
 from ..controller import COMPLIANCE_PARAMETERS
+from ..sim.reflexes import JOINT_LOWER, JOINT_UPPER
 
 DEFAULT_RESET_JOINT_TARGET = [0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]
 GRIPPER_TYPES = ("Robotiq", "Franka", "None")
@@ -30,6 +32,7 @@ class Param:
     high: float | None = None
     read_only: bool = False
     length: int | None = None  # double arrays: required length
+    bounds: tuple[Sequence[float], Sequence[float]] | None = None  # double arrays: per-element range
 
     def descriptor(self) -> ParameterDescriptor:
         d = ParameterDescriptor(description=self.description, read_only=self.read_only)
@@ -55,7 +58,12 @@ PARAMETERS: tuple[Param, ...] = (
     Param("franka_sim", "wrench_noise_std", [0.0] * 6, "std of white noise on K_F_ext_hat_K [N, Nm]", length=6),
     # the robot: joint reset, declared load, reflexes
     Param(
-        "franka_control", "reset_joint_target", DEFAULT_RESET_JOINT_TARGET, "start-up and joint reset [rad]", length=7
+        "franka_control",
+        "reset_joint_target",
+        DEFAULT_RESET_JOINT_TARGET,
+        "start-up and joint reset, within the joint limits [rad]",
+        length=7,
+        bounds=(JOINT_LOWER.tolist(), JOINT_UPPER.tolist()),
     ),
     Param("franka_control", "load_mass", 0.0, "declared load at the flange (set_load) [kg]", 0.0, 3.0),
     Param("franka_control", "load_center_of_mass", [0.0] * 3, "its centre of mass, flange frame [m]", length=3),
@@ -77,20 +85,39 @@ PARAMETERS: tuple[Param, ...] = (
 )
 
 
+def array_error(spec: Param, value) -> str | None:
+    """Why `value` is not a valid value of the array parameter `spec`, or None."""
+    values = list(value) if isinstance(value, (list, tuple)) or hasattr(value, "tolist") else []
+    if len(values) != spec.length or not all(isinstance(v, float) and math.isfinite(v) for v in values):
+        return f"{spec.name} must be {spec.length} finite numbers"
+    if spec.bounds is not None:
+        low, high = spec.bounds
+        outside = [i for i, v in enumerate(values) if not low[i] <= v <= high[i]]
+        if outside:
+            i = outside[0]
+            return f"{spec.name}[{i}] = {values[i]:g} is outside {low[i]:g} .. {high[i]:g}"
+    return None
+
+
 def declare(node: Node, short_name: str) -> None:
-    """Declare this node's parameters and refuse bad arrays before they are set."""
+    """Declare this node's parameters and refuse bad arrays, at start-up and when they are set."""
     mine = {p.name: p for p in PARAMETERS if p.node == short_name}
     for p in mine.values():
         node.declare_parameter(p.name, p.default, p.descriptor())
+        if p.length is not None:
+            error = array_error(p, node.get_parameter(p.name).value)
+            if error is not None:  # a launch argument or YAML value: the node cannot start with it
+                raise ValueError(f"parameter {error}")
 
     def check(changes: list[Parameter]) -> SetParametersResult:
         for change in changes:
             spec = mine.get(change.name)
             if spec is None or spec.length is None:
                 continue
-            values = list(change.value) if change.type_ == Parameter.Type.DOUBLE_ARRAY else []
-            if len(values) != spec.length or not all(math.isfinite(v) for v in values):
-                return SetParametersResult(successful=False, reason=f"{spec.name} must be {spec.length} finite numbers")
+            value = change.value if change.type_ == Parameter.Type.DOUBLE_ARRAY else []
+            error = array_error(spec, value)
+            if error is not None:
+                return SetParametersResult(successful=False, reason=error)
         return SetParametersResult(successful=True)
 
     node.add_on_set_parameters_callback(check)

@@ -347,7 +347,12 @@ class SimBridge:
         except TimeoutError:
             reached = False
         response.success = bool(reached)
-        response.message = "at the reset joint target" if reached else "joint reset timed out before the target"
+        if reached:
+            response.message = "at the reset joint target"
+        elif self.loop.reflex is not None:
+            response.message = f"joint reset stopped by a reflex: {self.loop.reflex}"
+        else:
+            response.message = "joint reset timed out before the target"
         return response
 
     def _on_start_impedance(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
@@ -422,7 +427,11 @@ def main(args: list[str] | None = None) -> None:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     bridge = None
     try:
-        bridge = SimBridge()
+        try:
+            bridge = SimBridge()
+        except (ValueError, OSError) as exc:  # a bad parameter, launch argument or camera file: say which
+            rclpy.logging.get_logger("franka_sim").fatal(f"cannot start: {exc}")
+            raise SystemExit(1) from None
         executor = MultiThreadedExecutor(num_threads=4)
         for node in bridge.nodes:
             executor.add_node(node)

@@ -106,3 +106,30 @@ def test_an_arm_without_a_gripper_moves_and_refuses_gripper_commands():
         target = start[:3] + np.array([0.0, 0.03, -0.02])
         move(robot, target, start[3:])
         assert robot.state()["gripper_pos"] == 0.0
+
+
+def test_a_new_gripper_goal_preempts_the_active_one(robot, ros):
+    """As a gripper action controller does: rapid open/close commands never queue up waiting goals
+    (they used to occupy the simulator's executor threads and delay its services)."""
+    from action_msgs.msg import GoalStatus
+    from control_msgs.action import GripperCommand
+    from rclpy.action import ActionClient
+
+    client = ActionClient(ros, GripperCommand, "/franka_gripper/gripper_action")
+    try:
+        assert client.wait_for_server(timeout_sec=10.0)
+        goals = []
+        for position in (0.8, 0.0, 0.8, 0.0):  # Robotiq knuckle: closed, open, closed, open
+            goal = GripperCommand.Goal()
+            goal.command.position, goal.command.max_effort = position, 100.0
+            sent = client.send_goal_async(goal)
+            assert wait_until(sent.done, 5.0) and sent.result().accepted
+            goals.append(sent.result())
+        results = [g.get_result_async() for g in goals]
+        assert wait_until(lambda: all(r.done() for r in results), 10.0)
+        statuses = [r.result().status for r in results]
+        assert statuses[:3] == [GoalStatus.STATUS_ABORTED] * 3, statuses
+        assert statuses[3] == GoalStatus.STATUS_SUCCEEDED and results[3].result().result.reached_goal
+        assert robot.state()["gripper_pos"] > 0.95  # the last command won: open
+    finally:
+        client.destroy()

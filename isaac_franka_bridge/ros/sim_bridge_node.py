@@ -201,6 +201,7 @@ class SimBridge:
         self.impedance_node.create_service(Trigger, "~/start", self._on_start_impedance)
         self.impedance_node.create_service(Trigger, "~/stop", self._on_stop_impedance)
         self.pub_gripper = None
+        self._gripper_lock, self._gripper_goal = threading.Lock(), 0
         if self.gripper_node is not None:
             self.pub_gripper = self.gripper_node.create_publisher(JointState, "~/joint_states", state_qos)
             self.gripper_action = ActionServer(
@@ -370,7 +371,12 @@ class SimBridge:
         return GoalResponse.ACCEPT if math.isfinite(c.position) and math.isfinite(c.max_effort) else GoalResponse.REJECT
 
     def _execute_gripper(self, goal_handle) -> GripperCommand.Result:
+        """Drive the fingers and answer once they stop; a newer goal preempts this one (as a gripper
+        action controller does), so rapid commands never pile up waiting goals in the executor."""
         command = goal_handle.request.command
+        with self._gripper_lock:
+            self._gripper_goal += 1
+            mine = self._gripper_goal
         self.loop.call(lambda: self.backend.command_gripper(command.position, command.max_effort))
         deadline = time.monotonic() + GRIPPER_SETTLE_TIMEOUT
         previous, still_since = None, time.monotonic()
@@ -378,6 +384,9 @@ class SimBridge:
         while time.monotonic() < deadline:
             time.sleep(0.02)
             position = float(self._latest.gripper_positions[0])
+            if self._gripper_goal != mine:  # preempted by a newer goal
+                goal_handle.abort()
+                return GripperCommand.Result(position=position, effort=0.0, stalled=False, reached_goal=False)
             if previous is None or abs(position - previous) > 1e-4:
                 still_since = time.monotonic()
             previous = position

@@ -152,7 +152,11 @@ def create_app(robot: FrankaRosClient) -> Flask:
 
     gripper_route("/open_gripper", "Opened", lambda: (gripper().open_position, gripper().max_effort))
     gripper_route("/close_gripper", "Closed", lambda: (gripper().closed_position, gripper().max_effort))
-    gripper_route("/close_gripper_slow", "Closed", lambda: (gripper().closed_position, gripper().slow_effort))
+    gripper_route(
+        "/close_gripper_slow",
+        "Closed",
+        lambda: (gripper().closed_position, gripper().max_effort, gripper().slow_close_s),
+    )
     gripper_route("/reset_gripper", "Reset", lambda: (gripper().open_position, gripper().max_effort))
     gripper_route(
         "/move_gripper",

@@ -17,11 +17,15 @@ class GripperModel:
     open_position: float  # action position when fully open (joint units)
     closed_position: float  # action position when fully closed
     max_effort: float  # [N] for open/close
-    slow_effort: float  # [N] for close_gripper_slow
+    slow_close_s: float  # [s] a full close at the slow speed of close_gripper_slow
 
     def gripper_pos(self, joint_positions: np.ndarray) -> float:
         """The original server's normalised opening: about 1 open, 0 closed."""
         raise NotImplementedError
+
+    def action_position(self, joint_positions: np.ndarray) -> float:
+        """The current opening in GripperCommand units (the first joint's position)."""
+        return float(joint_positions[0])
 
     def position_from_255(self, value: float) -> float:
         """Action position for the Robotiq-style 0 (open) .. 255 (closed) command of /move_gripper."""
@@ -45,6 +49,8 @@ class FrankaHand(GripperModel):
 
 
 GRIPPERS: dict[str, GripperModel] = {
-    "Robotiq": RobotiqGripper("Robotiq", 0.0, 0.8, 130.0, 40.0),
-    "Franka": FrankaHand("Franka", 0.04, 0.0, 70.0, 20.0),
+    # slow close: the original server's speed byte 50 of 255 (about 45 mm/s over the 85 mm stroke)
+    "Robotiq": RobotiqGripper("Robotiq", 0.0, 0.8, 130.0, 1.9),
+    # slow close: the original server's grasp at 0.1 m/s instead of 0.3 m/s, over the 80 mm stroke
+    "Franka": FrankaHand("Franka", 0.04, 0.0, 70.0, 0.8),
 }

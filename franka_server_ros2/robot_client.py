@@ -41,6 +41,7 @@ TOPIC_TYPES = {
     "K_F_ext_hat_K": WrenchStamped,
 }
 STAMPED_TOPICS = tuple(TOPIC_TYPES)
+RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
 
 
 class RobotUnavailable(RuntimeError):
@@ -117,6 +118,7 @@ class FrankaRosClient(Node):
         self._raw: dict[str, deque[tuple[float, bytes]]] = {t: deque(maxlen=16) for t in STAMPED_TOPICS}
         self._raw_jacobian: bytes | None = None
         self._raw_gripper: bytes | None = None
+        self._gripper_lock, self._gripper_commands = threading.Lock(), 0
         self._cached: StateSnapshot | None = None
         self._cache_key: bytes | None = None
         qos = QoSProfile(depth=10)
@@ -151,7 +153,10 @@ class FrankaRosClient(Node):
             ListParameters, "cartesian_impedance_controller/list_parameters", callback_group=calls
         )
         self._compliance_names: set[str] | None = None
-        self._gripper_action = ActionClient(self, GripperCommand, "franka_gripper/gripper_action", callback_group=calls)
+        # rclpy's ActionClient is not safe to send from other threads while the executor takes its
+        # responses (goal responses get lost, and it can crash): goals are sent by a task of the executor
+        self._gripper_action = ActionClient(self, GripperCommand, "franka_gripper/gripper_action")
+        self._pending_gripper_goal: GripperCommand.Goal | None = None
         self.base_frame = "panda_link0"
 
     # ------------------------------------------------------------------ state in
@@ -302,12 +307,54 @@ class FrankaRosClient(Node):
         if not self._gripper_action.wait_for_server(timeout_sec=self.get_parameter("service_timeout").value):
             raise RobotUnavailable("franka_gripper/gripper_action is not available")
 
-    def command_gripper(self, position: float, max_effort: float) -> None:
-        """Send a GripperCommand goal; like the original server, do not wait for the motion."""
+    def command_gripper(self, position: float, max_effort: float, full_stroke_s: float = 0.0) -> None:
+        """Send a GripperCommand goal; like the original server, do not wait for the motion.
+
+        With `full_stroke_s` > 0 the fingers move at the speed that covers the whole stroke in that time
+        (close_gripper_slow): GripperCommand has no speed, so the target ramps from the current opening in
+        goals at RAMP_RATE, each preempting the last. Any later command ends a ramp.
+        """
         self.wait_for_gripper()
+        with self._gripper_lock:
+            self._gripper_commands += 1
+            command = self._gripper_commands
+        if full_stroke_s <= 0.0 or self.gripper is None:
+            self._send_gripper_goal(position, max_effort)
+            return
+        start = self.gripper.open_position
+        if self._raw_gripper is not None:
+            start = self.gripper.action_position(np.array(deserialize_message(self._raw_gripper, JointState).position))
+        stroke = abs(self.gripper.closed_position - self.gripper.open_position)
+        duration = full_stroke_s * abs(position - start) / stroke
+        threading.Thread(
+            target=self._ramp_gripper, args=(command, start, position, max_effort, duration), daemon=True
+        ).start()
+
+    def _ramp_gripper(self, command: int, start: float, end: float, max_effort: float, duration: float) -> None:
+        t0 = time.monotonic()
+        while self._gripper_commands == command:
+            fraction = min(1.0, (time.monotonic() - t0) / duration) if duration > 0.0 else 1.0
+            self._send_gripper_goal(start + fraction * (end - start), max_effort)
+            if fraction >= 1.0:
+                return
+            time.sleep(1.0 / RAMP_RATE)
+
+    def _send_gripper_goal(self, position: float, max_effort: float) -> None:
         goal = GripperCommand.Goal()
         goal.command.position, goal.command.max_effort = float(position), float(max_effort)
-        self._gripper_action.send_goal_async(goal)
+        with self._gripper_lock:
+            self._pending_gripper_goal = goal  # a newer goal replaces one not sent yet: it would preempt it
+        if self.executor is None:  # not spinning (yet): no responses to race with
+            self._send_pending_gripper_goal()
+        else:
+            self.executor.create_task(self._send_pending_gripper_goal)
+
+    def _send_pending_gripper_goal(self) -> None:
+        """In the executor: send the latest goal."""
+        with self._gripper_lock:
+            goal, self._pending_gripper_goal = self._pending_gripper_goal, None
+        if goal is not None:
+            self._gripper_action.send_goal_async(goal)
 
 
 __all__ = ["FrankaRosClient", "RobotUnavailable", "StateSnapshot"]

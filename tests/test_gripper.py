@@ -133,3 +133,32 @@ def test_a_new_gripper_goal_preempts_the_active_one(robot, ros):
         assert robot.state()["gripper_pos"] > 0.95  # the last command won: open
     finally:
         client.destroy()
+
+
+def opening_over_time(robot, seconds: float) -> list[tuple[float, float]]:
+    t0, samples = time.monotonic(), []
+    while time.monotonic() - t0 < seconds:
+        samples.append((time.monotonic() - t0, robot.state()["gripper_pos"]))
+        time.sleep(0.02)
+    return samples
+
+
+def test_close_gripper_slow_closes_at_a_lower_speed_and_ends_closed(rig):
+    """As the original's slow close (Robotiq speed 50 of 255; Franka grasp at 0.1 instead of 0.3 m/s)."""
+    robot, _ = rig
+
+    def half_closed_after(samples) -> float:
+        return next(t for t, g in samples if g < 0.5)
+
+    robot.ok("open_gripper")
+    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)
+    assert robot.ok("close_gripper") == "Closed"
+    fast = opening_over_time(robot, 1.5)
+    robot.ok("open_gripper")
+    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)
+    assert robot.ok("close_gripper_slow") == "Closed"
+    slow = opening_over_time(robot, 4.0)
+    assert slow[-1][1] < 0.05, "a slow close still closes fully"
+    assert half_closed_after(slow) > 2.0 * half_closed_after(fast), (half_closed_after(slow), half_closed_after(fast))
+    robot.ok("open_gripper")
+    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)

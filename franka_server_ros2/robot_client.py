@@ -177,6 +177,12 @@ class FrankaRosClient(Node):
     def _on_gripper(self, data: bytes) -> None:
         self._raw_gripper = data
 
+    def _gripper_joint_positions(self) -> np.ndarray | None:
+        """The latest franka_gripper/joint_states positions, or None without a gripper or before the first."""
+        if self.gripper is None or self._raw_gripper is None:
+            return None
+        return np.array(deserialize_message(self._raw_gripper, JointState).position)
+
     @property
     def state_age(self) -> float | None:
         """Seconds since the last state message arrived (None before the first)."""
@@ -235,11 +241,8 @@ class FrankaRosClient(Node):
         jacobian = np.array(deserialize_message(self._raw_jacobian, Float64MultiArray).data)
         if jacobian.size != 42:
             raise RobotUnavailable(f"franka_jacobian has {jacobian.size} values, expected 42")
-        gripper_pos = 0.0
-        if self.gripper is not None and self._raw_gripper is not None:
-            gripper_pos = self.gripper.gripper_pos(
-                np.array(deserialize_message(self._raw_gripper, JointState).position)
-            )
+        joints_of_gripper = self._gripper_joint_positions()
+        gripper_pos = self.gripper.gripper_pos(joints_of_gripper) if joints_of_gripper is not None else 0.0
         return StateSnapshot(
             stamp=stamp,
             received=received,
@@ -321,9 +324,10 @@ class FrankaRosClient(Node):
         if full_stroke_s <= 0.0 or self.gripper is None:
             self._send_gripper_goal(position, max_effort)
             return
-        start = self.gripper.open_position
-        if self._raw_gripper is not None:
-            start = self.gripper.action_position(np.array(deserialize_message(self._raw_gripper, JointState).position))
+        joints_of_gripper = self._gripper_joint_positions()
+        start = (
+            self.gripper.open_position if joints_of_gripper is None else self.gripper.action_position(joints_of_gripper)
+        )
         stroke = abs(self.gripper.closed_position - self.gripper.open_position)
         duration = full_stroke_s * abs(position - start) / stroke
         threading.Thread(

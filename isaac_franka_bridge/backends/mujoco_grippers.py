@@ -47,9 +47,14 @@ class RobotiqMount(MujocoGripper):
         pass  # gym-hil's Panda already carries it
 
 
-class FrankaHandMount(MujocoGripper):
+class BareFlange(MujocoGripper):
     def mount(self, spec: mujoco.MjSpec) -> None:
         spec.delete(spec.body("base_mount"))  # the 2F-85 and everything that refers to it
+
+
+class FrankaHandMount(BareFlange):
+    def mount(self, spec: mujoco.MjSpec) -> None:
+        super().mount(spec)
         hand = mujoco.MjSpec.from_file(franka_hand_xml())
         # the attachment body is the flange turned +135 deg; the hand sits at the flange turned -45 deg
         spec.body("attachment").add_frame(quat=[0.0, 0.0, 0.0, 1.0]).attach_body(hand.body("panda_hand"), "", "")
@@ -58,11 +63,6 @@ class FrankaHandMount(MujocoGripper):
         actuator = spec.actuator(self.actuator)
         actuator.gainprm[0] = FRANKA_FINGER_STIFFNESS * 0.04
         actuator.biasprm[1] = -FRANKA_FINGER_STIFFNESS
-
-
-class BareFlange(MujocoGripper):
-    def mount(self, spec: mujoco.MjSpec) -> None:
-        spec.delete(spec.body("base_mount"))
 
 
 GRIPPERS: dict[str, MujocoGripper] = {

@@ -87,7 +87,7 @@ PARAMETERS: tuple[Param, ...] = (
 
 def array_error(spec: Param, value) -> str | None:
     """Why `value` is not a valid value of the array parameter `spec`, or None."""
-    values = list(value) if isinstance(value, (list, tuple)) or hasattr(value, "tolist") else []
+    values = list(value)
     if len(values) != spec.length or not all(isinstance(v, float) and math.isfinite(v) for v in values):
         return f"{spec.name} must be {spec.length} finite numbers"
     if spec.bounds is not None:

@@ -17,7 +17,14 @@ from werkzeug.exceptions import NotFound
 
 from . import bodies, cameras
 from .bodies import BadRequest
+from .grippers import GripperGoal, GripperModel
 from .robot_client import FrankaRosClient, RobotUnavailable, StateSnapshot
+
+JOINT_RESET_TIMEOUT = 40.0  # [s] the original waits up to ~30 s for the arm, plus its own sleeps
+
+
+class RobotRefused(RuntimeError):
+    """The robot answered a command with a refusal (500 with its reason)."""
 
 # state routes: name -> what of the snapshot they answer
 STATE_ROUTES: dict[str, Callable[[StateSnapshot], dict[str, Any]]] = {
@@ -71,6 +78,10 @@ def create_app(robot: FrankaRosClient) -> Flask:
     def unavailable(exc: RobotUnavailable):
         return _error(503, str(exc))
 
+    @app.errorhandler(RobotRefused)
+    def refused(exc: RobotRefused):
+        return _error(500, str(exc))
+
     def state_route(name: str, answer: Callable[[StateSnapshot], dict[str, Any]]) -> None:
         app.add_url_rule(f"/{name}", name, lambda: jsonify(_jsonable(answer(robot.state()))), methods=["POST"])
 
@@ -102,30 +113,52 @@ def create_app(robot: FrankaRosClient) -> Flask:
         robot.move(position, quat)
         return "Moved"
 
-    def trigger_route(path: str, service: str, answer: str, timeout: float = 5.0) -> None:
+    def call(service: str, timeout: float = 5.0) -> None:
+        """A robot service that must succeed; its refusal is a 500 with the reason."""
+        response = robot.trigger(service, timeout)
+        if not response.success:
+            raise RobotRefused(f"{service}: {response.message}")
+
+    def trigger_route(path: str, services: tuple[str, ...], answer: str) -> None:
         def route():
-            response = robot.trigger(service, timeout)
-            if not response.success:
-                return _error(500, f"{service}: {response.message}")
+            for service in services:
+                call(service)
             return answer
 
-        app.add_url_rule(path, service, route, methods=["POST"])
+        app.add_url_rule(path, path.strip("/"), route, methods=["POST"])
 
-    trigger_route("/clearerr", "error_recovery", "Clear")
-    trigger_route("/jointreset", "joint_reset", "Reset Joint", timeout=40.0)
-    trigger_route("/startimp", "start", "Started impedance")
-    trigger_route("/stopimp", "stop", "Stopped impedance")
+    trigger_route("/clearerr", ("error_recovery",), "Clear")
+    trigger_route("/startimp", ("error_recovery", "start"), "Started impedance")  # the original clears first
+    trigger_route("/stopimp", ("stop",), "Stopped impedance")
+
+    @app.post("/jointreset")
+    def joint_reset():
+        """As the original: error recovery (so it works from a reflex), the joint-space move (impedance
+        control stops, and restarts at the end), error recovery again; the answer is always `Reset Joint`,
+        and the outcome is logged and in the `X-Joint-Reset` header."""
+        call("error_recovery")
+        response = robot.trigger("joint_reset", JOINT_RESET_TIMEOUT)
+        call("error_recovery")
+        if not response.success:
+            robot.get_logger().warn(f"joint reset did not reach its target: {response.message}")
+        return "Reset Joint", 200, {"X-Joint-Reset": response.message}
 
     @app.post("/update_param")
     def update_param():
-        values = bodies.parameters(_json_body())
-        unknown = sorted(set(values) - robot.compliance_parameter_names())
-        if unknown:
-            raise BadRequest(f"unknown compliance parameter(s): {', '.join(unknown)}")
+        """As the original: values converted as float() does, clamped into their ranges (dynamic_reconfigure
+        clamps, the env never reads the answer) and applied all at once; an unknown name changes nothing."""
+        values, clamped = bodies.clamp_parameters(
+            bodies.parameters(_json_body()), robot.compliance_parameter_ranges()
+        )
         ok, reason = robot.set_parameters("cartesian_impedance_controller", values)
         if not ok:
             raise BadRequest(f"parameters refused, none changed: {reason}")
-        return "Updated compliance parameters"
+        headers = {}
+        if clamped:
+            text = ", ".join(f"{name} {sent:g} -> {applied:g}" for name, (sent, applied) in sorted(clamped.items()))
+            robot.get_logger().warn(f"update_param: clamped into range: {text}")
+            headers["X-Clamped-Parameters"] = json.dumps({name: applied for name, (_, applied) in clamped.items()})
+        return "Updated compliance parameters", 200, headers
 
     @app.post("/set_load")
     def set_load():
@@ -143,32 +176,25 @@ def create_app(robot: FrankaRosClient) -> Flask:
             raise BadRequest("no gripper configured (gripper_type None)")
         return robot.gripper
 
-    def gripper_route(path: str, answer: str, command: Callable[[], tuple[float, float]]) -> None:
+    def gripper_route(path: str, answer: str, command: Callable[[GripperModel], GripperGoal | None]) -> None:
+        """The original gripper server's command for the route; None = it sends nothing."""
+
         def route():
-            robot.command_gripper(*command())
+            model = gripper()
+            robot.wait_for_gripper()
+            goal = command(model)
+            if goal is not None:
+                robot.command_gripper(goal)
             return answer
 
         app.add_url_rule(path, path.strip("/"), route, methods=["POST"])
 
-    gripper_route("/open_gripper", "Opened", lambda: (gripper().open_position, gripper().max_effort))
-    gripper_route("/close_gripper", "Closed", lambda: (gripper().closed_position, gripper().max_effort))
-    gripper_route(
-        "/close_gripper_slow",
-        "Closed",
-        lambda: (gripper().closed_position, gripper().max_effort, gripper().slow_close_s),
-    )
-    gripper_route("/reset_gripper", "Reset", lambda: (gripper().open_position, gripper().max_effort))
-    gripper_route(
-        "/move_gripper",
-        "Moved Gripper",
-        lambda: (gripper().position_from_255(bodies.gripper_command(_json_body())), gripper().max_effort),
-    )
-
-    @app.post("/activate_gripper")
-    def activate_gripper():
-        gripper()
-        robot.wait_for_gripper()
-        return "Activated"
+    gripper_route("/activate_gripper", "Activated", lambda g: g.activate())
+    gripper_route("/reset_gripper", "Reset", lambda g: g.reset())
+    gripper_route("/open_gripper", "Opened", lambda g: g.open())
+    gripper_route("/close_gripper", "Closed", lambda g: g.close())
+    gripper_route("/close_gripper_slow", "Closed", lambda g: g.close_slow())
+    gripper_route("/move_gripper", "Moved Gripper", lambda g: g.move(bodies.gripper_command(_json_body())))
 
     add_camera_routes(app, robot)
     return app

@@ -58,15 +58,38 @@ def pose(
 
 
 def parameters(body: Mapping[str, Any]) -> dict[str, float]:
-    """`{name: number, ...}` -> floats (the controller's parameters are doubles)."""
-    if not body:
-        raise BadRequest("expected a JSON object of compliance parameters")
+    """`{name: value, ...}` -> floats, each converted as the original's dynamic_reconfigure client does
+    (`float(value)`: numbers, numeric strings and bools convert); `{}` is a valid (empty) set.
+    A value float() refuses, NaN or infinity is a 400."""
     out = {}
     for name, value in body.items():
-        if not _is_number(value) or not math.isfinite(value):
-            raise BadRequest(f"parameter '{name}' must be a finite number, got {value!r}")
-        out[name] = float(value)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise BadRequest(f"parameter '{name}' must be a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise BadRequest(f"parameter '{name}' must be finite, got {value!r}")
+        out[name] = number
     return out
+
+
+def clamp_parameters(
+    values: Mapping[str, float], ranges: Mapping[str, tuple[float, float] | None]
+) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    """Clamp each value into its parameter's range, as the original's dynamic_reconfigure server does.
+
+    Returns (values to apply, {name: (sent, applied)} of those clamped). An unknown name is a 400.
+    """
+    unknown = sorted(set(values) - set(ranges))
+    if unknown:
+        raise BadRequest(f"unknown compliance parameter(s): {', '.join(unknown)}")
+    applied, clamped = {}, {}
+    for name, value in values.items():
+        bounds = ranges[name]
+        applied[name] = value if bounds is None else min(max(value, bounds[0]), bounds[1])
+        if applied[name] != value:
+            clamped[name] = (value, applied[name])
+    return applied, clamped
 
 
 def load(body: Mapping[str, Any]) -> tuple[float, np.ndarray, np.ndarray]:
@@ -77,6 +100,14 @@ def load(body: Mapping[str, Any]) -> tuple[float, np.ndarray, np.ndarray]:
     return mass, finite_vector(body, "F_x_center_load", 3), finite_vector(body, "load_inertia", 9)
 
 
-def gripper_command(body: Mapping[str, Any]) -> float:
-    """`{"gripper_pos": 0..255}` (clipped, as the original)."""
-    return min(max(finite_number(body, "gripper_pos"), 0.0), 255.0)
+def gripper_command(body: Mapping[str, Any]) -> int:
+    """`{"gripper_pos": v}` -> int(v) clipped to 0..255, as the original (int() truncates a number and
+    converts a numeric string or a bool; what it refuses, NaN and infinity are a 400)."""
+    if "gripper_pos" not in body:
+        raise BadRequest("missing key 'gripper_pos'")
+    value = body["gripper_pos"]
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise BadRequest(f"'gripper_pos' must be an integer 0..255 (or convert to one), got {value!r}") from None
+    return min(max(number, 0), 255)

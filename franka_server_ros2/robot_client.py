@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from control_msgs.action import GripperCommand
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
-from rcl_interfaces.msg import ParameterDescriptor
-from rcl_interfaces.srv import ListParameters, SetParametersAtomically
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rcl_interfaces.srv import DescribeParameters, ListParameters, SetParametersAtomically
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -32,7 +32,7 @@ from std_srvs.srv import Trigger
 from isaac_franka_bridge.sim.cameras import load_cameras
 
 from .cameras import CameraFeeds
-from .grippers import GRIPPERS, GripperModel
+from .grippers import GRIPPERS, GripperGoal, GripperModel
 
 TOPIC_TYPES = {
     "joint_states": JointState,
@@ -109,7 +109,8 @@ class FrankaRosClient(Node):
         gripper_type = self.get_parameter("gripper_type").value
         if gripper_type not in (*GRIPPERS, "None"):
             raise ValueError(f"gripper_type '{gripper_type}' must be one of {[*GRIPPERS, 'None']}")
-        self.gripper: GripperModel | None = GRIPPERS.get(gripper_type)
+        # the original gripper server's behaviour, with its state (one per server, as the original)
+        self.gripper: GripperModel | None = GRIPPERS[gripper_type]() if gripper_type in GRIPPERS else None
         cameras_config = self.get_parameter("cameras_config").value
         self.cameras = CameraFeeds(self, load_cameras(cameras_config) if cameras_config else [])
 
@@ -152,7 +153,10 @@ class FrankaRosClient(Node):
         self._list_params = self.create_client(
             ListParameters, "cartesian_impedance_controller/list_parameters", callback_group=calls
         )
-        self._compliance_names: set[str] | None = None
+        self._describe_params = self.create_client(
+            DescribeParameters, "cartesian_impedance_controller/describe_parameters", callback_group=calls
+        )
+        self._compliance_ranges: dict[str, tuple[float, float] | None] | None = None
         # rclpy's ActionClient is not safe to send from other threads while the executor takes its
         # responses (goal responses get lost, and it can crash): goals are sent by a task of the executor
         self._gripper_action = ActionClient(self, GripperCommand, "franka_gripper/gripper_action")
@@ -287,14 +291,25 @@ class FrankaRosClient(Node):
         self._ready(client, client.srv_name)
         return self._wait(client.call_async(Trigger.Request()), timeout, client.srv_name)
 
-    def compliance_parameter_names(self) -> set[str]:
-        if self._compliance_names is None:
+    def compliance_parameter_ranges(self) -> dict[str, tuple[float, float] | None]:
+        """The controller's writable double parameters and their ranges (None: unbounded), as its own
+        parameter descriptors declare them; read once."""
+        if self._compliance_ranges is None:
             self._ready(self._list_params, self._list_params.srv_name)
-            result = self._wait(self._list_params.call_async(ListParameters.Request()), 5.0, "list_parameters").result
-            self._compliance_names = {
-                n for n in result.names if not n.startswith("qos_overrides") and n != "use_sim_time"
-            }
-        return self._compliance_names
+            listed = self._wait(self._list_params.call_async(ListParameters.Request()), 5.0, "list_parameters")
+            names = list(listed.result.names)
+            self._ready(self._describe_params, self._describe_params.srv_name)
+            described = self._wait(
+                self._describe_params.call_async(DescribeParameters.Request(names=names)), 5.0, "describe_parameters"
+            )
+            ranges = {}
+            for d in described.descriptors:
+                if d.type != ParameterType.PARAMETER_DOUBLE or d.read_only:
+                    continue
+                r = d.floating_point_range
+                ranges[d.name] = (r[0].from_value, r[0].to_value) if r else None
+            self._compliance_ranges = ranges
+        return self._compliance_ranges
 
     def set_parameters(self, node: str, values: dict[str, object]) -> tuple[bool, str]:
         """Set parameters of `node` atomically: all or none. Returns (successful, reason)."""
@@ -310,28 +325,26 @@ class FrankaRosClient(Node):
         if not self._gripper_action.wait_for_server(timeout_sec=self.get_parameter("service_timeout").value):
             raise RobotUnavailable("franka_gripper/gripper_action is not available")
 
-    def command_gripper(self, position: float, max_effort: float, full_stroke_s: float = 0.0) -> None:
-        """Send a GripperCommand goal; like the original server, do not wait for the motion.
+    def command_gripper(self, goal: GripperGoal) -> None:
+        """Send a gripper goal; like the original server, do not wait for the motion.
 
-        With `full_stroke_s` > 0 the fingers move at the speed that covers the whole stroke in that time
-        (close_gripper_slow): GripperCommand has no speed, so the target ramps from the current opening in
-        goals at RAMP_RATE, each preempting the last. Any later command ends a ramp.
+        GripperCommand has no speed: the fingers move at the goal's speed (a full stroke in
+        `goal.stroke_s`) because the target ramps from the current opening in goals at RAMP_RATE,
+        each preempting the last. Any later command ends a ramp.
         """
         self.wait_for_gripper()
         with self._gripper_lock:
             self._gripper_commands += 1
             command = self._gripper_commands
-        if full_stroke_s <= 0.0 or self.gripper is None:
-            self._send_gripper_goal(position, max_effort)
-            return
         joints_of_gripper = self._gripper_joint_positions()
-        start = (
-            self.gripper.open_position if joints_of_gripper is None else self.gripper.action_position(joints_of_gripper)
-        )
+        if goal.stroke_s <= 0.0 or self.gripper is None or joints_of_gripper is None:
+            self._send_gripper_goal(goal.position, goal.max_effort)
+            return
+        start = self.gripper.action_position(joints_of_gripper)
         stroke = abs(self.gripper.closed_position - self.gripper.open_position)
-        duration = full_stroke_s * abs(position - start) / stroke
+        duration = goal.stroke_s * min(abs(goal.position - start), stroke) / stroke
         threading.Thread(
-            target=self._ramp_gripper, args=(command, start, position, max_effort, duration), daemon=True
+            target=self._ramp_gripper, args=(command, start, goal.position, goal.max_effort, duration), daemon=True
         ).start()
 
     def _ramp_gripper(self, command: int, start: float, end: float, max_effort: float, duration: float) -> None:

@@ -81,8 +81,9 @@ class Process:
 class Robot:
     """The HTTP side, as HIL-SERL's FrankaEnv sees it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, gripper_type: str = "Robotiq") -> None:
         self.url = url
+        self.gripper_type = gripper_type  # as launched (sim.launch.py's default: Robotiq)
         self.session = requests.Session()
 
     def post(self, route: str, json=None, data=None, timeout: float = 45.0) -> requests.Response:
@@ -145,7 +146,8 @@ def second_robot(*launch_args: str):
     """
     port, env = free_port(), other_domain()
     process = launch_sim(port, *launch_args, env=env)
-    robot = Robot(f"http://127.0.0.1:{port}/")
+    gripper = next((a.split(":=", 1)[1] for a in launch_args if a.startswith("gripper_type:=")), "Robotiq")
+    robot = Robot(f"http://127.0.0.1:{port}/", gripper)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=int(env["ROS_DOMAIN_ID"]))
     node = Node("test_probe_second_robot", context=context)

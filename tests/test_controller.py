@@ -14,10 +14,18 @@ J = np.hstack([np.eye(6), np.zeros((6, 1))])
 ZERO7 = np.zeros(7)
 
 
+def settled(c: CartesianImpedanceController) -> CartesianImpedanceController:
+    """The filtered gains at their targets, as a while after a start (isolates the law from the ramp)."""
+    c.stiffness, c.damping, c.ki = c.stiffness_target.copy(), c.damping_target.copy(), c.ki_target.copy()
+    c.nullspace_stiffness = c.nullspace_stiffness_target
+    c.joint1_nullspace_stiffness = c.joint1_nullspace_stiffness_target
+    return c
+
+
 def controller(**params) -> CartesianImpedanceController:
     c = CartesianImpedanceController(params, delta_tau_max=1e9)
     c.start(ZERO7, np.zeros(3), IDENTITY_Q)
-    return c
+    return settled(c)
 
 
 def task_force(c: CartesianImpedanceController, position=(0.0, 0.0, 0.0), quat=IDENTITY_Q, dq=ZERO7) -> np.ndarray:
@@ -87,7 +95,7 @@ def test_target_quaternion_is_normalised_and_aligned_with_the_previous_target():
 
 def test_integral_is_clamped_and_reset_by_a_new_target():
     c = controller(translational_Ki=10.0, rotational_Ki=10.0, translational_stiffness=0.0, translational_damping=0.0)
-    c.stiffness[:] = 0.0  # isolate the integral term (the filtered stiffness starts at its target)
+    c.stiffness[:] = 0.0  # isolate the integral term
     for _ in range(100):
         force = task_force(c, position=[0.05, 0, 0])
     assert c.error_integral[0] == pytest.approx(0.1)  # 100 ticks x 0.01 (clip), clamped at 0.1
@@ -105,10 +113,50 @@ def test_integral_is_clamped_and_reset_by_a_new_target():
 def test_torque_rate_is_limited_to_one_newton_metre_per_tick():
     c = CartesianImpedanceController()
     c.start(ZERO7, np.zeros(3), IDENTITY_Q)
+    settled(c)
     tau = c.update(ZERO7, ZERO7, np.array([0.05, 0, 0]), np.eye(3), IDENTITY_Q, J, ZERO7)
     assert tau[0] == pytest.approx(-1.0)  # wanted -20 N, got the first 1 Nm step
     tau = c.update(ZERO7, ZERO7, np.array([0.05, 0, 0]), np.eye(3), IDENTITY_Q, J, ZERO7)
     assert tau[0] == pytest.approx(-2.0)
+
+
+def test_torque_rate_limit_counts_from_the_torque_last_commanded():
+    """The real controller saturates against tau_J_d, the robot's last commanded torque (a joint reset's,
+    say), not against zero: a start hands it over without a jump."""
+    c = CartesianImpedanceController()
+    last = np.array([5.0, -3.0, 0.0, 2.0, 0.0, 0.0, 0.0])
+    c.start(ZERO7, np.zeros(3), IDENTITY_Q, tau_commanded=last)
+    tau = c.update(ZERO7, ZERO7, np.zeros(3), np.eye(3), IDENTITY_Q, J, ZERO7)
+    np.testing.assert_allclose(tau, last - np.clip(last, -1.0, 1.0))  # at rest it wants zero: 1 Nm closer
+
+
+def test_a_fresh_start_ramps_the_gains_up_from_zero_and_the_null_space_from_20():
+    """As the original controller at every launch (boot, after a joint reset, /startimp): stiffness and
+    damping start at zero, the null-space stiffnesses at 20, and all filter toward the parameters."""
+    c = CartesianImpedanceController({"translational_stiffness": 3000.0, "nullspace_stiffness": 0.2})
+    c.start(ZERO7, np.zeros(3), IDENTITY_Q)
+    assert not c.stiffness.any() and not c.damping.any() and not c.ki.any()
+    assert c.nullspace_stiffness == 20.0 and c.joint1_nullspace_stiffness == 20.0
+    for _ in range(200):
+        c.update(ZERO7, ZERO7, np.zeros(3), np.eye(3), IDENTITY_Q, J, ZERO7)
+    rise = 1 - (1 - 0.005) ** 200
+    assert c.stiffness[0] == pytest.approx(3000.0 * rise)
+    assert c.damping[3] == pytest.approx(7.0 * rise)
+    assert c.nullspace_stiffness == pytest.approx(0.2 + (20.0 - 0.2) * (1 - rise))
+    assert c.joint1_nullspace_stiffness == pytest.approx(100.0 + (20.0 - 100.0) * (1 - rise))
+    # the first tick after a start pulls with no stiffness at all: an offset makes no force yet
+    c.start(ZERO7, np.array([0.1, 0.0, 0.0]), IDENTITY_Q)
+    c.set_target(np.zeros(3), IDENTITY_Q)
+    assert task_force(c, position=[0.1, 0, 0])[0] == pytest.approx(0.0)
+
+
+def test_seeding_after_error_recovery_keeps_the_gains():
+    """The original's starting() (what error recovery triggers) moves the equilibrium, not the gains."""
+    c = controller()
+    c.seed(ZERO7, np.array([0.3, 0.1, 0.2]), IDENTITY_Q)
+    np.testing.assert_allclose(c.position_d, [0.3, 0.1, 0.2])
+    np.testing.assert_allclose(c.position_d_target, [0.3, 0.1, 0.2])
+    assert c.stiffness[0] == 2000.0 and c.nullspace_stiffness == 0.2
 
 
 def test_equilibrium_and_gains_follow_first_order_filters():
@@ -140,6 +188,7 @@ def test_null_space_torque_is_the_projected_joint_spring():
         {"nullspace_stiffness": 10.0, "joint1_nullspace_stiffness": 4.0}, delta_tau_max=1e9
     )
     c.start(ZERO7, np.zeros(3), IDENTITY_Q)
+    settled(c)
     c.stiffness[:] = 0.0
     c.damping[:] = 0.0
     tau = c.update(q, ZERO7, np.zeros(3), np.eye(3), IDENTITY_Q, jac, ZERO7)

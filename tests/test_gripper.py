@@ -1,6 +1,7 @@
-"""The simulated gripper really grasps: pick a cube, lift it 10 cm, drop it, with both gripper types
-(Robotiq 2F-85 and Franka hand), and an arm with none. Real sim bridge + server + MuJoCo; the cube's pose is read from
-/tf, as RViz would."""
+"""The simulated gripper really grasps (pick a cube, lift it 10 cm, drop it) and every gripper route does
+what the original gripper servers do (contract.md section 5), with both gripper types (Robotiq 2F-85 and
+Franka hand), and an arm with none. Real sim bridge + server + MuJoCo; the cube's pose is read from /tf,
+as RViz would."""
 
 import time
 
@@ -50,34 +51,109 @@ def move(robot, position, quat, tolerance=0.004, timeout=10.0) -> None:
     assert reached, f"at {robot.pose()[:3]}, target {position}, robot mode {mode}"
 
 
+def open_fully(robot) -> None:
+    """Robotiq: activation opens to position 0 (its "open" stops at 175). Franka hand: a close and an
+    open, which leaves its remembered state "open" whatever it was (an open alone may send nothing)."""
+    if robot.gripper_type == "Robotiq":
+        robot.ok("activate_gripper")
+    else:
+        robot.ok("close_gripper")
+        robot.ok("open_gripper")
+    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0), robot.state()["gripper_pos"]
+
+
+def settled_opening(robot, timeout: float = 6.0) -> float:
+    """gripper_pos once the fingers have stopped moving."""
+    time.sleep(0.3)
+    last, since, deadline = None, time.monotonic(), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        opening = robot.state()["gripper_pos"]
+        if last is None or abs(opening - last) > 0.003:
+            last, since = opening, time.monotonic()
+        elif time.monotonic() - since > 0.4:
+            break
+        time.sleep(0.05)
+    return last
+
+
+ROBOTIQ_OPEN = 1 - 175 / 255  # "open" is position 175 of 255
+FRANKA_GRASPED_EMPTY = 0.01 / 0.08  # a grasp to 0.01 m with nothing in the hand stops at 0.01 m
+# (route, body, gripper_pos after it), played in order: the original gripper servers' behaviour
+GRIPPER_ROUTES = {
+    "Robotiq": [
+        ("activate_gripper", None, 1.0),  # activation: rPR 0
+        ("open_gripper", None, ROBOTIQ_OPEN),
+        ("close_gripper", None, 0.0),
+        ("open_gripper", None, ROBOTIQ_OPEN),
+        ("close_gripper_slow", None, 0.0),
+        ("move_gripper", {"gripper_pos": 128}, 1 - 128 / 255),
+        ("move_gripper", {"gripper_pos": "100"}, 1 - 100 / 255),  # a numeric string: int("100")
+        ("move_gripper", {"gripper_pos": 12.9}, 1 - 12 / 255),  # int() truncates
+        ("move_gripper", {"gripper_pos": 999}, 0.0),  # clipped to 255
+        ("move_gripper", {"gripper_pos": -7}, 1.0),  # clipped to 0
+        ("move_gripper", {"gripper_pos": 200}, 1 - 200 / 255),
+        ("reset_gripper", None, 1.0),  # deactivate, activate: rPR 0
+    ],
+    "Franka": [
+        ("close_gripper", None, None),
+        ("open_gripper", None, 1.0),  # now remembered "open", whatever it was
+        ("move_gripper", {"gripper_pos": 0}, 0.0),  # width 0 / 2550: shut; the remembered state stays "open"
+        ("open_gripper", None, 0.0),  # believed open: nothing is sent
+        ("close_gripper", None, FRANKA_GRASPED_EMPTY),  # a grasp to 0.01 m
+        ("move_gripper", {"gripper_pos": 200}, 200 / 2550 / 0.08),
+        ("close_gripper", None, 200 / 2550 / 0.08),  # believed closed: nothing is sent
+        ("close_gripper_slow", None, 200 / 2550 / 0.08),
+        ("open_gripper", None, 1.0),  # a move to 0.09 m: fully open (0.08 m)
+        ("close_gripper_slow", None, FRANKA_GRASPED_EMPTY),
+        ("move_gripper", {"gripper_pos": 128}, 128 / 2550 / 0.08),
+        ("move_gripper", {"gripper_pos": "51"}, 51 / 2550 / 0.08),
+        ("activate_gripper", None, 51 / 2550 / 0.08),  # activate and reset do nothing
+        ("reset_gripper", None, 51 / 2550 / 0.08),
+        ("open_gripper", None, 1.0),
+    ],
+}
+ANSWERS = {
+    "activate_gripper": "Activated",
+    "reset_gripper": "Reset",
+    "open_gripper": "Opened",
+    "close_gripper": "Closed",
+    "close_gripper_slow": "Closed",
+    "move_gripper": "Moved Gripper",
+}
+
+
+def test_every_gripper_route_does_what_the_original_gripper_server_does(rig):
+    robot, _ = rig
+    for step, (route, body, expected) in enumerate(GRIPPER_ROUTES[robot.gripper_type]):
+        assert robot.ok(route, body) == ANSWERS[route]
+        opening = settled_opening(robot)
+        if expected is not None:
+            assert opening == pytest.approx(expected, abs=0.03), f"step {step}: /{route} {body} -> {opening}"
+
+
 def test_pick_lift_and_drop_a_cube(rig, cube):
     robot, _ = rig
     assert robot.ok("activate_gripper") == "Activated"
-    robot.ok("open_gripper")
-    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.85, 3.0)
+    open_fully(robot)
     quat = robot.pose()[3:]
     start = cube()
     move(robot, np.array([start[0], start[1], 0.15]), quat)
     move(robot, np.array([start[0], start[1], start[2]]), quat)
     assert robot.ok("close_gripper") == "Closed"
-    time.sleep(1.0)
-    closed = robot.state()["gripper_pos"]
+    closed = settled_opening(robot)
     assert 0.2 < closed < 0.85, f"fingers should stop on the 4 cm cube, gripper_pos {closed}"
     move(robot, np.array([start[0], start[1], start[2] + 0.10]), quat, tolerance=0.006)
     lifted = cube()
     assert lifted[2] - start[2] > 0.085, f"the cube stayed behind: {lifted}"
-    assert robot.ok("open_gripper") == "Opened"
+    if robot.gripper_type == "Robotiq":
+        # "open" is position 175: a 26 mm gap, narrower than the 4 cm cube, which stays held
+        assert robot.ok("open_gripper") == "Opened"
+        time.sleep(1.0)
+        assert cube()[2] - start[2] > 0.085, f"a Robotiq open to 175 should keep a 4 cm cube: {cube()}"
+        robot.ok("move_gripper", {"gripper_pos": 0})  # fully open
+    else:
+        assert robot.ok("open_gripper") == "Opened"
     assert wait_until(lambda: cube()[2] < start[2] + 0.005, 3.0), f"the cube did not drop: {cube()}"
-    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.85, 3.0)
-
-
-def test_move_gripper_takes_a_0_to_255_position_and_reports_it(rig):
-    robot, _ = rig
-    assert robot.ok("move_gripper", {"gripper_pos": 128}) == "Moved Gripper"
-    assert wait_until(lambda: abs(robot.state()["gripper_pos"] - (1 - 128 / 255)) < 0.05, 3.0)
-    assert robot.ok("move_gripper", {"gripper_pos": 999}) == "Moved Gripper"  # clipped to 255, as the original
-    assert wait_until(lambda: robot.state()["gripper_pos"] < 0.05, 3.0)
-    assert robot.ok("reset_gripper") == "Reset"
     assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)
 
 
@@ -143,22 +219,29 @@ def opening_over_time(robot, seconds: float) -> list[tuple[float, float]]:
     return samples
 
 
-def test_close_gripper_slow_closes_at_a_lower_speed_and_ends_closed(rig):
-    """As the original's slow close (Robotiq speed 50 of 255; Franka grasp at 0.1 instead of 0.3 m/s)."""
+# the original servers' speeds: a full stroke's time [s] (Robotiq: 85 mm at 150 mm/s for speed byte 255 and
+# 45.5 mm/s for 50; Franka hand: 80 mm at 0.3 m/s and 0.1 m/s)
+STROKE_S = {"Robotiq": (0.085 / 0.150, 0.085 / (0.020 + 50 / 255 * 0.130)), "Franka": (0.08 / 0.3, 0.08 / 0.1)}
+
+
+def test_grippers_close_at_the_original_speeds(rig):
+    """GripperCommand has no speed: the server ramps its goals so that the fingers move at the original's
+    speed, for /close_gripper and /close_gripper_slow alike (Robotiq speed byte 255 / 50; Franka grasp at
+    0.3 / 0.1 m/s)."""
     robot, _ = rig
+    fast_s, slow_s = STROKE_S[robot.gripper_type]
 
     def half_closed_after(samples) -> float:
         return next(t for t, g in samples if g < 0.5)
 
-    robot.ok("open_gripper")
-    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)
+    open_fully(robot)
     assert robot.ok("close_gripper") == "Closed"
     fast = opening_over_time(robot, 1.5)
-    robot.ok("open_gripper")
-    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)
+    open_fully(robot)
     assert robot.ok("close_gripper_slow") == "Closed"
-    slow = opening_over_time(robot, 4.0)
-    assert slow[-1][1] < 0.05, "a slow close still closes fully"
-    assert half_closed_after(slow) > 2.0 * half_closed_after(fast), (half_closed_after(slow), half_closed_after(fast))
-    robot.ok("open_gripper")
-    assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)
+    slow = opening_over_time(robot, 3.5)
+    assert slow[-1][1] < 0.15, "a slow close still closes"
+    # half a stroke takes about half a full stroke's time (plus the fingers' lag and the HTTP call)
+    assert 0.5 * fast_s / 2 < half_closed_after(fast) < fast_s / 2 + 0.25, (half_closed_after(fast), fast_s)
+    assert 0.7 * slow_s / 2 < half_closed_after(slow) < slow_s / 2 + 0.3, (half_closed_after(slow), slow_s)
+    open_fully(robot)

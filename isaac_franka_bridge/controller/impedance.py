@@ -19,6 +19,9 @@ DELTA_TAU_MAX = 1.0  # [Nm] largest change of a joint torque from one tick to th
 INTEGRAL_LIMIT = np.array([0.1, 0.1, 0.1, 0.3, 0.3, 0.3])
 IDENTITY7 = np.eye(7)
 PINV_DAMPING = 0.2  # damping of the pseudo-inverse in the null-space projector, as the real controller
+# the real controller's member initialisers: its null-space stiffnesses start here at every launch and
+# filter toward the parameters (its Cartesian stiffness and damping start at zero)
+NULLSPACE_STIFFNESS_AT_START = 20.0
 
 _SPECS = {p.name: p for p in COMPLIANCE_PARAMETERS}
 
@@ -75,7 +78,7 @@ def normalized_quaternion(quat: np.ndarray) -> np.ndarray:
 
 
 class CartesianImpedanceController:
-    """One instance per arm. Call `start` once with the current state, then `update` every tick."""
+    """One instance per arm. Call `start` with the current state, then `update` every tick."""
 
     def __init__(
         self,
@@ -87,12 +90,6 @@ class CartesianImpedanceController:
         self.delta_tau_max = delta_tau_max
         self.params: dict[str, float] = dict(DEFAULT_COMPLIANCE)
         self.set_params(params or {})
-        # filtered gains start at their targets
-        self.stiffness = self.stiffness_target.copy()
-        self.damping = self.damping_target.copy()
-        self.ki = self.ki_target.copy()
-        self.nullspace_stiffness = self.nullspace_stiffness_target
-        self.joint1_nullspace_stiffness = self.joint1_nullspace_stiffness_target
         self.position_d = np.zeros(3)
         self.position_d_target = np.zeros(3)
         self.quat_d = np.array([0.0, 0.0, 0.0, 1.0])
@@ -100,6 +97,7 @@ class CartesianImpedanceController:
         self.q_nullspace = np.zeros(7)
         self.error = np.zeros(6)
         self.error_integral = np.zeros(6)
+        self._reset_filtered_gains()
         self.tau_previous = np.zeros(7)
 
     # ------------------------------------------------------------------ configuration
@@ -125,15 +123,39 @@ class CartesianImpedanceController:
         self.clip_high = np.array([p[f"{k}_clip_{a}"] for k in ("translational", "rotational") for a in "xyz"])
         self.clip_low = -np.array([p[f"{k}_clip_neg_{a}"] for k in ("translational", "rotational") for a in "xyz"])
 
-    def start(self, q: np.ndarray, position: np.ndarray, quat: np.ndarray) -> None:
-        """(Re)start at the current state: the equilibrium and the null-space target take it."""
+    def _reset_filtered_gains(self) -> None:
+        """As a freshly launched controller: stiffness, damping and Ki at zero, null space at 20."""
+        self.stiffness = np.zeros(6)
+        self.damping = np.zeros(6)
+        self.ki = np.zeros(6)
+        self.nullspace_stiffness = NULLSPACE_STIFFNESS_AT_START
+        self.joint1_nullspace_stiffness = NULLSPACE_STIFFNESS_AT_START
+
+    def start(
+        self, q: np.ndarray, position: np.ndarray, quat: np.ndarray, tau_commanded: np.ndarray | None = None
+    ) -> None:
+        """A fresh launch of the controller (the original's init() then starting()), as at boot, after a
+        joint reset and on /startimp: the filtered gains start from zero (null space from 20) and rise
+        toward the parameters through the 0.005 filter; then `seed`."""
+        self._reset_filtered_gains()
+        self.seed(q, position, quat, tau_commanded)
+
+    def seed(
+        self, q: np.ndarray, position: np.ndarray, quat: np.ndarray, tau_commanded: np.ndarray | None = None
+    ) -> None:
+        """The original's starting() (also what error recovery triggers): the equilibrium and the
+        null-space target take the current state; the filtered gains keep their values.
+
+        `tau_commanded` is the torque the robot was last commanded (its tau_J_d), from which the
+        torque-rate limit counts; zero when nothing was commanded.
+        """
         self.position_d = np.array(position, dtype=float)
         self.position_d_target = self.position_d.copy()
         self.quat_d = normalized_quaternion(quat)
         self.quat_d_target = self.quat_d.copy()
         self.q_nullspace = np.array(q, dtype=float)
         self.error_integral = np.zeros(6)
-        self.tau_previous = np.zeros(7)
+        self.tau_previous = np.zeros(7) if tau_commanded is None else np.array(tau_commanded, dtype=float)
 
     def set_target(self, position: np.ndarray, quat: np.ndarray) -> None:
         """A new equilibrium pose: normalised, sign-aligned with the previous target, integral reset."""

@@ -357,7 +357,11 @@ class SimBridge:
         return response
 
     def _on_start_impedance(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        self.loop.call(self.loop.start_impedance)
+        try:
+            self.loop.call(self.loop.start_impedance)
+        except RuntimeError as exc:  # in a reflex: the robot refuses until error recovery
+            response.success, response.message = False, str(exc)
+            return response
         response.success, response.message = True, "impedance controller started"
         return response
 

@@ -73,6 +73,11 @@ class SimulationLoop:
         self.reflex_limits = reflexes.ReflexLimits()
         self.reflex: str | None = None  # the active reflex error, until recovery
         self._q_hold = np.zeros(7)
+        self._mode_after_recovery = Mode.IMPEDANCE  # what error recovery returns to
+        self._restart_on_recovery = False  # the reflex stopped a joint reset: recovery launches a fresh controller
+        # the torque the robot was last commanded by a controller (its tau_J_d, without gravity and load):
+        # where a starting controller's torque-rate limit counts from; zero while none commands
+        self.tau_commanded = np.zeros(7)
         self.declared_load: tuple[float, np.ndarray] = (0.0, np.zeros(3))  # what set_load told the robot
         self.payload: tuple[float, np.ndarray] = (0.0, np.zeros(3))  # what is physically attached (sim only)
         self.wrench_bias = np.zeros(6)  # added to the reported external wrench (stiffness frame)
@@ -110,20 +115,32 @@ class SimulationLoop:
 
     # ------------------------------------------------------------------ mode changes (sim thread)
     def start_impedance(self) -> None:
-        """(Re)start the controller seeded from the current pose and configuration."""
+        """Launch the impedance controller afresh at the current pose (gains rise from zero), as the
+        original stack does at boot, after a joint reset and on /startimp. Refused during a reflex."""
+        if self.mode is Mode.REFLEX:
+            raise RuntimeError(f"robot is in a reflex ({self.reflex}); call error recovery first")
         s = self._measure()
-        self.controller.start(s.q, s.position, s.quat)
+        self.controller.start(s.q, s.position, s.quat, self.tau_commanded)
         self.mode = Mode.IMPEDANCE
 
     def stop_impedance(self) -> None:
-        self.mode = Mode.IDLE
+        if self.mode is Mode.REFLEX:  # stays stopped after the recovery
+            self._mode_after_recovery = Mode.IDLE
+        else:
+            self.mode = Mode.IDLE
 
     def recover(self) -> str:
-        """Error recovery: leave a reflex and restart impedance control at the current pose."""
+        """Error recovery: leave a reflex. A running impedance controller restarts at the current pose
+        (the original's starting(): its gains go on); after a joint reset it is launched afresh."""
         if self.mode is not Mode.REFLEX:
             return "no reflex error active"
         cleared, self.reflex = self.reflex, None
-        self.start_impedance()
+        s = self._measure()
+        self.mode = self._mode_after_recovery
+        if self.mode is Mode.IMPEDANCE and self._restart_on_recovery:
+            self.controller.start(s.q, s.position, s.quat, self.tau_commanded)
+        elif self.mode is Mode.IMPEDANCE:
+            self.controller.seed(s.q, s.position, s.quat, self.tau_commanded)
         log.info("reflex cleared: %s", cleared)
         return f"cleared: {cleared}"
 
@@ -136,9 +153,12 @@ class SimulationLoop:
         log.warning("reflex: %s", reason)
         self.reflex = reason
         self._q_hold = s.q.copy()
+        self._restart_on_recovery = self.mode is Mode.JOINT_RESET
+        self._mode_after_recovery = Mode.IDLE if self.mode is Mode.IDLE else Mode.IMPEDANCE
         if self.mode is Mode.JOINT_RESET and not self._reset_done.done():
             self._reset_done.set_result(False)
         self.mode = Mode.REFLEX
+        self.tau_commanded = np.zeros(7)  # the robot stops commanding
 
     def begin_joint_reset(self, target: np.ndarray, tolerance: float = 1e-2, timeout: float = 30.0) -> Future:
         """Start a joint-space move to `target`; the Future resolves to True at the target, False on timeout."""
@@ -194,15 +214,16 @@ class SimulationLoop:
         s = self._measure()
         if self.mode is Mode.IMPEDANCE:
             tau = self.controller.update(s.q, s.dq, s.position, s.rotation, s.quat, s.jacobian, s.coriolis)
+            self.tau_commanded = tau
         elif self.mode is Mode.JOINT_RESET:
-            tau = self._reset.torque(s.q, s.dq, self.sim_time) + s.coriolis
+            tau = self.tau_commanded = self._reset.torque(s.q, s.dq, self.sim_time) + s.coriolis
             if self._reset.finished(s.q, s.dq, self.sim_time):
                 self._reset_done.set_result(self._reset.reached(s.q))
                 self.start_impedance()
         elif self.mode is Mode.REFLEX:  # hold still, as the robot does after a reflex
             tau = HOLD_KP * (self._q_hold - s.q) - HOLD_KD * s.dq + s.coriolis
         else:
-            tau = np.zeros(7)
+            tau = self.tau_commanded = np.zeros(7)
         # the robot's own model compensates the load it was told about
         declared_load = self._load_torque(s, *self.declared_load)
         tau = tau + declared_load

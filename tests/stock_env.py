@@ -1,0 +1,190 @@
+"""The HTTP call sequence of HIL-SERL's stock FrankaEnv, written from the facts of contract.md section 1
+(not copied): constructor, reset() with its interpolated move, step() at 10 Hz. Tests play it against
+the real server and simulator; experiment configs are plain dicts of the values their config.py sets."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+HZ = 10
+
+
+def euler_to_quat(euler) -> np.ndarray:
+    return Rotation.from_euler("xyz", euler).as_quat()
+
+
+@dataclass
+class ExperimentConfig:
+    """The values of an experiment's EnvConfig that the env's HTTP traffic depends on."""
+
+    reset_pose: np.ndarray  # (6,) x, y, z, euler xyz
+    compliance_param: dict
+    precision_param: dict
+    action_scale: tuple = (0.01, 0.06, 1.0)
+    abs_pose_limit_low: np.ndarray | None = None
+    abs_pose_limit_high: np.ndarray | None = None
+    random_reset: bool = False
+    random_xy_range: float = 0.0
+    random_rz_range: float = 0.0
+    target_pose: np.ndarray = field(default_factory=lambda: np.zeros(6))
+
+
+# HIL-SERL examples/experiments/ram_insertion/config.py
+RAM_TARGET_POSE = np.array([0.5881241235410154, -0.03578590131997776, 0.27843494179085326, np.pi, 0.0, 0.0])
+RAM_INSERTION = ExperimentConfig(
+    target_pose=RAM_TARGET_POSE,
+    reset_pose=RAM_TARGET_POSE + np.array([0, 0, 0.05, 0, 0.05, 0]),
+    abs_pose_limit_low=RAM_TARGET_POSE - np.array([0.03, 0.02, 0.01, 0.01, 0.1, 0.4]),
+    abs_pose_limit_high=RAM_TARGET_POSE + np.array([0.03, 0.02, 0.05, 0.01, 0.1, 0.4]),
+    random_reset=True,
+    random_xy_range=0.02,
+    random_rz_range=0.05,
+    action_scale=(0.01, 0.06, 1.0),
+    compliance_param={
+        "translational_stiffness": 2000,
+        "translational_damping": 89,
+        "rotational_stiffness": 150,
+        "rotational_damping": 7,
+        "translational_Ki": 0,
+        "translational_clip_x": 0.0075,
+        "translational_clip_y": 0.0016,
+        "translational_clip_z": 0.0055,
+        "translational_clip_neg_x": 0.002,
+        "translational_clip_neg_y": 0.0016,
+        "translational_clip_neg_z": 0.005,
+        "rotational_clip_x": 0.01,
+        "rotational_clip_y": 0.025,
+        "rotational_clip_z": 0.005,
+        "rotational_clip_neg_x": 0.01,
+        "rotational_clip_neg_y": 0.025,
+        "rotational_clip_neg_z": 0.005,
+        "rotational_Ki": 0,
+    },
+    precision_param={
+        "translational_stiffness": 2000,
+        "translational_damping": 89,
+        "rotational_stiffness": 250,
+        "rotational_damping": 9,
+        "translational_Ki": 0.0,
+        **{f"translational_clip_{s}{a}": 0.1 for s in ("", "neg_") for a in "xyz"},
+        **{f"rotational_clip_{s}{a}": 0.5 for s in ("", "neg_") for a in "xyz"},  # above the 0.1 maximum
+        "rotational_Ki": 0.0,
+    },
+)
+
+
+class StockEnv:
+    """What FrankaEnv sends, in its order; `robot` is the tests' HTTP client (conftest.Robot)."""
+
+    def __init__(self, robot, config: ExperimentConfig, rng: np.random.Generator | None = None) -> None:
+        self.robot, self.config = robot, config
+        self.rng = rng or np.random.default_rng(0)
+        self.resetpos = np.concatenate([config.reset_pose[:3], euler_to_quat(config.reset_pose[3:])])
+        self.state = self._getstate()  # the constructor reads every key once
+        self.currpos = np.array(self.state["pose"])
+
+    # ------------------------------------------------------------------ the env's HTTP helpers
+    def _getstate(self) -> dict:
+        state = self.robot.state()
+        assert set(state) == {"pose", "vel", "force", "torque", "q", "dq", "jacobian", "gripper_pos"}
+        assert np.array(state["jacobian"]).reshape((6, 7)).shape == (6, 7)
+        return state
+
+    def _update_currpos(self) -> None:
+        self.state = self._getstate()
+        self.currpos = np.array(self.state["pose"])
+
+    def _send_pos_command(self, pose: np.ndarray) -> None:
+        self.robot.post("clearerr")
+        # float32, as the env sends it; the env never reads the answer, the test does
+        assert self.robot.ok("pose", {"arr": np.asarray(pose).astype(np.float32).tolist()}) == "Moved"
+
+    def _update_param(self, params: dict) -> None:
+        assert self.robot.ok("update_param", params) == "Updated compliance parameters"
+
+    def interpolate_move(self, goal: np.ndarray, timeout: float) -> None:
+        if goal.shape == (6,):
+            goal = np.concatenate([goal[:3], euler_to_quat(goal[3:])])
+        self._update_currpos()
+        for pose in np.linspace(self.currpos, goal, int(timeout * HZ)):  # non-unit quaternions on the way
+            self._send_pos_command(pose)
+            time.sleep(1.0 / HZ)
+        self._update_currpos()
+
+    # ------------------------------------------------------------------ reset() and step()
+    def reset_target(self) -> np.ndarray:
+        """The reset pose, randomised as the env does when RANDOM_RESET is set."""
+        pose = self.resetpos.copy()
+        if self.config.random_reset:
+            pose[:2] += self.rng.uniform(-self.config.random_xy_range, self.config.random_xy_range, 2)
+            euler = self.config.reset_pose[3:].copy()
+            euler[-1] += self.rng.uniform(-self.config.random_rz_range, self.config.random_rz_range)
+            pose[3:] = euler_to_quat(euler)
+        return pose
+
+    def reset(self, joint_reset: bool = False) -> np.ndarray:
+        """FrankaEnv.reset(): returns the reset pose it aimed for."""
+        self._update_param(self.config.compliance_param)
+        self.robot.ok("clearerr")
+        # go_to_reset()
+        self._update_currpos()
+        self._send_pos_command(self.currpos)
+        time.sleep(0.3)
+        self._update_param(self.config.precision_param)
+        time.sleep(0.5)
+        if joint_reset:
+            assert self.robot.ok("jointreset") == "Reset Joint"
+            time.sleep(0.5)
+        target = self.reset_target()
+        self.interpolate_move(target, timeout=1.0)
+        self._update_param(self.config.compliance_param)
+        self.robot.ok("clearerr")
+        self._update_currpos()
+        return target
+
+    def clip_safety_box(self, pose: np.ndarray) -> np.ndarray:
+        low, high = self.config.abs_pose_limit_low, self.config.abs_pose_limit_high
+        if low is None:
+            return pose
+        pose[:3] = np.clip(pose[:3], low[:3], high[:3])
+        euler = Rotation.from_quat(pose[3:]).as_euler("xyz")
+        euler[0] = np.sign(euler[0]) * np.clip(np.abs(euler[0]), low[3], high[3])
+        euler[1:] = np.clip(euler[1:], low[4:], high[4:])
+        pose[3:] = euler_to_quat(euler)
+        return pose
+
+    def step(self, action: np.ndarray, gripper_route: str | None = None) -> dict:
+        """FrankaEnv.step(): a relative move scaled by ACTION_SCALE, clipped to the safety box; then the
+        period's rest; then the state. `gripper_route`: a binary gripper command sent first (0.6 s sleep)."""
+        start = time.monotonic()
+        action = np.clip(action, -1.0, 1.0)
+        nextpos = self.currpos.copy()
+        nextpos[:3] += action[:3] * self.config.action_scale[0]
+        nextpos[3:] = (
+            Rotation.from_euler("xyz", action[3:6] * self.config.action_scale[1]) * Rotation.from_quat(self.currpos[3:])
+        ).as_quat()
+        if gripper_route is not None:
+            self.robot.ok(gripper_route)
+            time.sleep(0.6)
+        self._send_pos_command(self.clip_safety_box(nextpos))
+        time.sleep(max(0.0, 1.0 / HZ - (time.monotonic() - start)))
+        self._update_currpos()
+        return self.state
+
+
+def pose_error(pose: np.ndarray, target: np.ndarray) -> tuple[float, float]:
+    """(position error [m], rotation angle [rad]) between two (x, y, z, qx, qy, qz, qw) poses."""
+    angle = (Rotation.from_quat(pose[3:]).inv() * Rotation.from_quat(target[3:])).magnitude()
+    return float(np.linalg.norm(pose[:3] - target[:3])), float(angle)
+
+
+def proportional_action(pose: np.ndarray, target: np.ndarray, scale: tuple) -> np.ndarray:
+    """A policy that steps straight toward `target`, as far as one action allows."""
+    action = np.zeros(7)
+    action[:3] = (target[:3] - pose[:3]) / scale[0]
+    action[3:6] = (Rotation.from_quat(target[3:]) * Rotation.from_quat(pose[3:]).inv()).as_rotvec() / scale[1]
+    return np.clip(action, -1.0, 1.0)

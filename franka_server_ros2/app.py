@@ -26,6 +26,7 @@ JOINT_RESET_TIMEOUT = 40.0  # [s] the original waits up to ~30 s for the arm, pl
 class RobotRefused(RuntimeError):
     """The robot answered a command with a refusal (500 with its reason)."""
 
+
 # state routes: name -> what of the snapshot they answer
 STATE_ROUTES: dict[str, Callable[[StateSnapshot], dict[str, Any]]] = {
     "getpos": lambda s: {"pose": s.pose},
@@ -147,9 +148,7 @@ def create_app(robot: FrankaRosClient) -> Flask:
     def update_param():
         """As the original: values converted as float() does, clamped into their ranges (dynamic_reconfigure
         clamps, the env never reads the answer) and applied all at once; an unknown name changes nothing."""
-        values, clamped = bodies.clamp_parameters(
-            bodies.parameters(_json_body()), robot.compliance_parameter_ranges()
-        )
+        values, clamped = bodies.clamp_parameters(bodies.parameters(_json_body()), robot.compliance_parameter_ranges())
         ok, reason = robot.set_parameters("cartesian_impedance_controller", values)
         if not ok:
             raise BadRequest(f"parameters refused, none changed: {reason}")

@@ -8,6 +8,8 @@ import numpy as np
 
 from ..sim.state import ArmState
 
+FRANKA_HAND_CONTINUOUS_FORCE = 70.0  # [N] the Franka hand's continuous grasp force (its data sheet)
+
 
 class PhysicsBackend(ABC):
     """A simulated Franka arm + gripper.
@@ -49,7 +51,9 @@ class PhysicsBackend(ABC):
 
     @abstractmethod
     def command_gripper(self, position: float, max_effort: float) -> None:
-        """Drive the gripper toward `position` (units of its first joint) with at most `max_effort` [N]."""
+        """Drive the gripper toward `position` (units of its first joint), squeezing with at most `max_effort` [N].
+
+        A non-positive `max_effort` means the gripper's own default force."""
 
     @abstractmethod
     def set_external_wrench(self, wrench: np.ndarray) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..sim.state import ArmState
-from .base import PhysicsBackend
+from .base import FRANKA_HAND_CONTINUOUS_FORCE, PhysicsBackend
 
 ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))  # DOF names in Isaac's franka.usd, as published
 GRIPPER_JOINTS = ("panda_finger_joint1", "panda_finger_joint2")
@@ -41,7 +41,6 @@ FLANGE_LINK = "panda_link8"
 TCP_OFFSET = 0.1034  # [m] Franka Hand: hand frame -> EE frame along the hand's z axis (F_T_EE)
 HAND_YAW = -math.pi / 4  # the hand (and EE) frame is the flange frame turned by this about z
 FINGER_RANGE = (0.0, 0.04)  # [m] travel of each finger
-GRIPPER_FORCE_DEFAULT = 70.0  # [N] Franka Hand continuous grasp force, used for max_effort <= 0
 GRIPPER_FORCE_MAX = 140.0  # [N] Franka Hand peak grasp force
 GRAVITY = 9.81  # [m/s^2]
 CUBE_SIZE, CUBE_MASS, CUBE_XY = 0.04, 0.1, (0.55, 0.0)  # the cube on the table, as in the MuJoCo scene
@@ -326,7 +325,7 @@ class IsaacBackend(PhysicsBackend):
         self._pre_step: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._last_step: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._finger_target = FINGER_RANGE[1]
-        self.command_gripper(FINGER_RANGE[1], GRIPPER_FORCE_DEFAULT)
+        self.command_gripper(FINGER_RANGE[1], FRANKA_HAND_CONTINUOUS_FORCE)
 
     # ------------------------------------------------------------------ per tick
     def begin_step(self) -> ArmState:
@@ -445,7 +444,7 @@ class IsaacBackend(PhysicsBackend):
         A non-positive `max_effort` means the hand's continuous grasp force (70 N).
         """
         target = float(np.clip(position, *FINGER_RANGE)) if math.isfinite(position) else self._finger_target
-        force = float(max_effort) if math.isfinite(max_effort) and max_effort > 0.0 else GRIPPER_FORCE_DEFAULT
+        force = float(max_effort) if math.isfinite(max_effort) and max_effort > 0.0 else FRANKA_HAND_CONTINUOUS_FORCE
         force = min(force, GRIPPER_FORCE_MAX)
         self._finger_target = target
         r = self.robot

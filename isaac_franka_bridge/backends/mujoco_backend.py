@@ -226,8 +226,8 @@ class MujocoBackend(PhysicsBackend):
         if not self.gripper.present:
             raise RuntimeError("the arm carries no gripper (gripper_type None)")
         m, a = self.model, self._gripper_actuator
-        if max_effort > 0.0 and self.gripper.effort_limited:
-            m.actuator_forcerange[a] = [-max_effort, max_effort]
+        limit = self.gripper.force_limit(max_effort)
+        m.actuator_forcerange[a] = [-limit, limit]
         low, high = m.actuator_ctrlrange[a]
         self.data.ctrl[self._gripper_actuator] = float(np.clip(self.gripper.control(position), low, high))
 

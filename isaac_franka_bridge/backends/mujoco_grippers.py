@@ -5,7 +5,15 @@
   None     no gripper: the bare flange, as a robot without an end effector (or with a tool of its own)
 
 Each says which joints franka_gripper reports (names as the real drivers publish them), how a
-GripperCommand position maps to its actuator, and where its TCP is (O_T_EE's frame).
+GripperCommand position maps to its actuator, how its squeeze force [N] maps to the actuator's
+force limit, and where its TCP is (O_T_EE's frame).
+
+Squeeze calibration (each jaw's normal force on a static box between the pads, 2 and 4 cm wide,
+tests/test_mujoco_grippers.py keeps it):
+  Robotiq  8.9 N per unit of the 2F-85's tendon force, linear from 2.5 to 10 units; gym-hil's
+           +-5 default gives 45 N, the force the original Robotiq server asks for (force byte 30)
+  Franka   the hand's tendon splits its force between the fingers (coef 0.5): 2 units per newton;
+           the finger servo is stiff enough that 130 N binds 5 mm before the grasp width
 """
 
 from __future__ import annotations
@@ -14,9 +22,13 @@ from dataclasses import dataclass
 
 import mujoco
 
+from .base import FRANKA_HAND_CONTINUOUS_FORCE
 from .mujoco_assets import franka_hand_xml
 
-FRANKA_FINGER_STIFFNESS = 5000.0  # [N/m] of the hand's finger servo
+FRANKA_FINGER_STIFFNESS = 40000.0  # [N/m] of the hand's finger servo, so that the force limit binds
+PAD_SOLREF, PAD_SOLIMP = [0.004, 1.0], [0.95, 0.99, 0.001, 0.5, 2.0]  # gym-hil's 2F-85 pads
+ROBOTIQ_NEWTONS_PER_UNIT = 8.9  # [N] squeeze per unit of the 2F-85 tendon force (measured, see above)
+ROBOTIQ_DEFAULT_FORCE = 45.0  # [N] gym-hil's force limit (+-5), about the original server's force byte 30
 
 
 @dataclass(frozen=True)
@@ -29,7 +41,12 @@ class MujocoGripper:
     ctrl_per_unit: float  # actuator control per unit of GripperCommand position
     ctrl_offset: float  # actuator control at position 0
     open_position: float  # GripperCommand position of a fully open gripper (its state at start-up)
-    effort_limited: bool = False  # whether GripperCommand.max_effort [N] limits the actuator force
+    units_per_newton: float = 0.0  # actuator force limit per newton of squeeze (0: no force limit to set)
+    default_effort: float = 0.0  # [N] squeeze for a GripperCommand with no max_effort
+
+    def force_limit(self, max_effort: float) -> float:
+        """The actuator's force limit for a squeeze of `max_effort` [N] (non-positive: the default)."""
+        return self.units_per_newton * (max_effort if max_effort > 0.0 else self.default_effort)
 
     def control(self, position: float) -> float:
         return self.ctrl_offset + self.ctrl_per_unit * position
@@ -58,11 +75,16 @@ class FrankaHandMount(BareFlange):
         hand = mujoco.MjSpec.from_file(franka_hand_xml())
         # the attachment body is the flange turned +135 deg; the hand sits at the flange turned -45 deg
         spec.body("attachment").add_frame(quat=[0.0, 0.0, 0.0, 1.0]).attach_body(hand.body("panda_hand"), "", "")
-        # a position servo stiff enough to grasp with the hand's real force (up to 70 N continuous);
-        # the force limit is set per command from GripperCommand.max_effort
+        # a position servo stiff enough that the force limit, set per command from
+        # GripperCommand.max_effort, is what holds an object (the real hand grasps by force)
         actuator = spec.actuator(self.actuator)
         actuator.gainprm[0] = FRANKA_FINGER_STIFFNESS * 0.04
         actuator.biasprm[1] = -FRANKA_FINGER_STIFFNESS
+        # fingertips as hard as the 2F-85's pads, so that a grasp reads the object's width (the
+        # default contact sinks 12 mm into a 4 cm cube at 130 N)
+        for finger in ("panda_leftfinger", "panda_rightfinger"):
+            pad = spec.geom(f"{finger}_collision")
+            pad.solref, pad.solimp, pad.priority = PAD_SOLREF, PAD_SOLIMP, 1
 
 
 GRIPPERS: dict[str, MujocoGripper] = {
@@ -76,6 +98,8 @@ GRIPPERS: dict[str, MujocoGripper] = {
         255 / 0.8,
         0.0,
         0.0,
+        units_per_newton=1.0 / ROBOTIQ_NEWTONS_PER_UNIT,
+        default_effort=ROBOTIQ_DEFAULT_FORCE,
     ),
     # each finger 0 (closed) .. 0.04 m (open); the actuator's 0..1 sets the opening
     "Franka": FrankaHandMount(
@@ -87,7 +111,8 @@ GRIPPERS: dict[str, MujocoGripper] = {
         1 / 0.04,
         0.0,
         0.04,
-        effort_limited=True,
+        units_per_newton=2.0,
+        default_effort=FRANKA_HAND_CONTINUOUS_FORCE,
     ),
     # the end effector at the flange, with no joints and no actuator
     "None": BareFlange("None", 0.0, (), (), "", 0.0, 0.0, 0.0),

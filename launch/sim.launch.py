@@ -1,94 +1,112 @@
-"""The simulated Franka and franka_server_ros2: what `make sim` runs.
+"""A simulated world of Frankas and one franka_server_ros2 per robot: what `make sim` runs.
 
-ros2 launch isaac_franka_bridge sim.launch.py                      # MuJoCo on the CPU
-ros2 launch isaac_franka_bridge sim.launch.py backend:=isaac       # Isaac Sim on a GPU host
-ros2 launch isaac_franka_bridge sim.launch.py namespace:=left host:=127.0.0.2
+ros2 launch isaac_franka_bridge sim.launch.py                      # one arm, MuJoCo on the CPU
+ros2 launch isaac_franka_bridge sim.launch.py world:=dual_arm      # object_handover's two arms
+ros2 launch isaac_franka_bridge sim.launch.py backend:=isaac gripper_type:=Franka cameras_config:=none
+
+The world file (config/worlds/, or any path) names the robots, their grippers, base poses and
+server addresses; it is the one home of those values. For a one-robot world the launch arguments
+left empty take the file's values, and those given replace them.
 """
 
 import os
+import tempfile
 
+import rclpy.logging
 from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
+from isaac_franka_bridge.backends import check_backend
+from isaac_franka_bridge.world import dump_world, load_world
 from launch import LaunchDescription
 
+FROM_WORLD = "from the world file if empty"
 ARGUMENTS = {
     "backend": ("mujoco", "physics backend: mujoco (CPU) or isaac (GPU host with Isaac Sim 6)"),
-    "namespace": ("", "namespace of every topic, service and node, e.g. left / right for two arms"),
-    "host": ("127.0.0.1", "address the HTTP server binds (HIL-SERL configs use 127.0.0.1, 127.0.0.2)"),
-    "port": ("5000", "HTTP port of franka_server_ros2"),
-    "gripper_type": ("Robotiq", "gripper: Robotiq (2F-85), Franka (the Franka hand) or None (bare flange)"),
-    "real_time_factor": ("1.0", "simulation pace: 1.0 wall-clock time, 0.0 as fast as possible"),
-    "state_publish_rate": ("500.0", "rate of the robot state topics [Hz]"),
-    "reset_joint_target": ("[0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]", "joint configuration of start-up and /jointreset"),
-    "use_sim_time": ("true", "server and tools follow the simulated /clock"),
-    "cameras_config": (
+    "world": ("single_arm", "world: a name in config/worlds (single_arm, dual_arm) or a YAML file"),
+    "namespace": ("", f"one-robot world: namespace of the robot's nodes and topics ({FROM_WORLD})"),
+    "host": ("", f"one-robot world: address its HTTP server binds ({FROM_WORLD})"),
+    "port": ("", f"one-robot world: HTTP port of its franka_server_ros2 ({FROM_WORLD})"),
+    "gripper_type": ("", f"one-robot world: Robotiq, Franka or None ({FROM_WORLD})"),
+    "reset_joint_target": ("", f"one-robot world: joints of start-up and /jointreset ({FROM_WORLD})"),
+    "cameras_config": ("", f"one-robot world: camera YAML; 'none': no cameras on any robot ({FROM_WORLD})"),
+    "real_time_factor": (
         "",
-        "YAML of the simulated cameras ('': config/cameras.yaml, the two wrist cameras; 'none': no cameras)",
+        "simulation pace: 1.0 wall-clock time, 0.0 as fast as possible (config/sim.yaml if empty)",
     ),
-    "camera_render_divisor": ("1", "render cameras at 1/N of their size and scale up (1 = full resolution)"),
+    "state_publish_rate": ("", "rate of the robot state topics [Hz] (config/sim.yaml if empty)"),
+    "camera_render_divisor": ("", "render cameras at 1/N of their size and scale up (config/sim.yaml if empty)"),
+    "use_sim_time": ("true", "servers and tools follow the simulated /clock"),
 }
+WORLD_OVERRIDES = ("namespace", "host", "port", "gripper_type", "reset_joint_target", "cameras_config")
+SIM_OVERRIDES = {"real_time_factor": float, "state_publish_rate": float, "camera_render_divisor": int}
+
+
+def world_file(share: str, world: str) -> str:
+    named = os.path.join(share, "config", "worlds", f"{world}.yaml")
+    return named if os.path.sep not in world and not world.endswith(".yaml") else os.path.abspath(world)
+
+
+def _overrides(context) -> dict:
+    values = {name: context.launch_configurations[name] for name in WORLD_OVERRIDES}
+    if values["reset_joint_target"]:
+        text = values["reset_joint_target"].strip("[] ")
+        values["reset_joint_target"] = [v for v in text.replace(",", " ").split()]
+    return values
+
+
+def _nodes(context):
+    share = get_package_share_directory("isaac_franka_bridge")
+    config = os.path.join(share, "config", "sim.yaml")
+    arg = context.launch_configurations
+    try:
+        world = load_world(world_file(share, arg["world"]), **_overrides(context))
+        check_backend(arg["backend"], world)
+    except ValueError as exc:
+        rclpy.logging.get_logger("sim.launch").fatal(f"cannot start: {exc}")
+        return [Shutdown(reason="bad launch argument or world file")]
+    resolved = tempfile.NamedTemporaryFile("w", prefix="franka_world_", suffix=".yaml", delete=False)
+    with resolved:
+        resolved.write(dump_world(world))
+    use_sim_time = arg["use_sim_time"].lower() == "true"
+    overrides = {k: ParameterValue(arg[k], value_type=t) for k, t in SIM_OVERRIDES.items() if arg[k]}
+    nodes = [
+        Node(
+            package="isaac_franka_bridge",
+            executable="sim_bridge",
+            output="screen",
+            emulate_tty=True,
+            parameters=[config, {"backend": arg["backend"], "world_config": resolved.name, **overrides}],
+        )
+    ]
+    for robot in world.robots:
+        nodes.append(
+            Node(
+                package="isaac_franka_bridge",
+                executable="franka_server",
+                namespace=robot.namespace,
+                output="screen",
+                emulate_tty=True,
+                parameters=[
+                    config,
+                    {
+                        "host": robot.host,
+                        "port": robot.port,
+                        "gripper_type": robot.gripper_type,
+                        "base_frame": robot.base_frame,
+                        "cameras_config": robot.cameras_config,
+                        "use_sim_time": use_sim_time,
+                    },
+                ],
+            )
+        )
+    return nodes
 
 
 def generate_launch_description() -> LaunchDescription:
-    share = get_package_share_directory("isaac_franka_bridge")
-    config = os.path.join(share, "config", "sim.yaml")
-    arg = LaunchConfiguration
-    cameras = PythonExpression(
-        [
-            "'' if '",
-            arg("cameras_config"),
-            "' == 'none' else ('",
-            arg("cameras_config"),
-            "' or '",
-            os.path.join(share, "config", "cameras.yaml"),
-            "')",
-        ]
-    )
-    use_sim_time = ParameterValue(PythonExpression(["'", arg("use_sim_time"), "'.lower() == 'true'"]), value_type=bool)
-    sim = Node(
-        package="isaac_franka_bridge",
-        executable="sim_bridge",
-        namespace=arg("namespace"),
-        output="screen",
-        emulate_tty=True,
-        parameters=[
-            config,
-            {
-                "backend": arg("backend"),
-                "gripper_type": arg("gripper_type"),
-                "real_time_factor": ParameterValue(arg("real_time_factor"), value_type=float),
-                "state_publish_rate": ParameterValue(arg("state_publish_rate"), value_type=float),
-                "reset_joint_target": ParameterValue(arg("reset_joint_target"), value_type=list[float]),
-                "cameras_config": ParameterValue(cameras, value_type=str),
-                "camera_render_divisor": ParameterValue(arg("camera_render_divisor"), value_type=int),
-            },
-        ],
-    )
-    server = Node(
-        package="isaac_franka_bridge",
-        executable="franka_server",
-        namespace=arg("namespace"),
-        output="screen",
-        emulate_tty=True,
-        parameters=[
-            config,
-            {
-                "host": arg("host"),
-                "port": ParameterValue(arg("port"), value_type=int),
-                "gripper_type": arg("gripper_type"),
-                "use_sim_time": use_sim_time,
-                "cameras_config": ParameterValue(cameras, value_type=str),
-            },
-        ],
-    )
     return LaunchDescription(
-        [
-            DeclareLaunchArgument(name, default_value=default, description=text)
-            for name, (default, text) in ARGUMENTS.items()
-        ]
-        + [sim, server]
+        [DeclareLaunchArgument(n, default_value=d, description=t) for n, (d, t) in ARGUMENTS.items()]
+        + [OpaqueFunction(function=_nodes)]
     )

@@ -1,37 +1,68 @@
-"""The interface every physics backend fills in. Everything else (controller, loop, ROS) is shared."""
+"""The interface every physics backend fills in. Everything else (controller, loop, ROS) is shared.
+
+A backend simulates a world (`PhysicsWorld`: one physics step, shared by all) holding one or more
+robots (`PhysicsRobot`: one arm and its gripper, measured and commanded in its own base frame).
+What a backend can simulate is declared as data (`Capabilities`) and checked before it loads.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..sim.state import ArmState
+from ..world import WorldSpec
 
 FRANKA_HAND_CONTINUOUS_FORCE = 70.0  # [N] the Franka hand's continuous grasp force (its data sheet)
 
 
-class PhysicsBackend(ABC):
-    """A simulated Franka arm + gripper.
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can simulate, checked against a world before anything loads."""
+
+    grippers: tuple[str, ...]  # gripper types it can mount
+    cameras: bool  # whether it renders cameras
+    max_robots: int  # robots in one world
+
+    def refusal(self, backend: str, world: WorldSpec) -> str | None:
+        """Why `world` cannot run on this backend, or None."""
+        if len(world.robots) > self.max_robots:
+            return (
+                f"the {backend} backend simulates at most {self.max_robots} robot(s); the world has {len(world.robots)}"
+            )
+        for r in world.robots:
+            if r.gripper_type not in self.grippers:
+                return (
+                    f"the {backend} backend mounts no gripper_type '{r.gripper_type}' "
+                    f"(it has {', '.join(self.grippers)})"
+                )
+            if r.cameras and not self.cameras:
+                return f"the {backend} backend renders no cameras: set cameras_config:=none"
+        return None
+
+
+class PhysicsRobot(ABC):
+    """One simulated Franka arm + gripper in a world, in its own base frame (panda_link0).
 
     The robot compensates its own gravity (as the real Franka does), so the torques given to
-    `end_step` are the controller's only; gravity of an undeclared payload is not compensated.
+    `set_torque` are the controller's only; gravity of an undeclared payload is not compensated.
     """
 
-    timestep: float  # [s] one physics step
     arm_joint_names: tuple[str, ...]
     gripper_joint_names: tuple[str, ...]
-    joint_names: tuple[str, ...]  # every joint, for /joint_states
+    joint_names: tuple[str, ...]  # every joint of the robot, for its joint_states
     flange_to_ee: tuple[np.ndarray, np.ndarray]  # EE pose in the flange frame: translation (3), rotation (3x3)
-    frame_names: tuple[str, ...]  # TF frames of `frame_poses`: links and free objects
+    frame_names: tuple[str, ...]  # TF frames of `frame_poses` (links, cameras), without the robot's prefix
 
     @abstractmethod
-    def begin_step(self) -> ArmState:
-        """Compute kinematics and dynamics at the current state and return the measurement."""
+    def measure(self) -> ArmState:
+        """The measurement at the current state (valid after the world's begin_step)."""
 
     @abstractmethod
-    def end_step(self, tau: np.ndarray) -> None:
-        """Apply the 7 arm torques (clamped to the joint torque limits) and advance one timestep."""
+    def set_torque(self, tau: np.ndarray) -> None:
+        """The 7 arm torques (clamped to the joint torque limits) for the world's next end_step."""
 
     @abstractmethod
     def external_torque(self) -> np.ndarray:
@@ -70,6 +101,31 @@ class PhysicsBackend(ABC):
     def set_arm_configuration(self, q: np.ndarray) -> None:
         """Teleport the arm to `q` at rest (start-up only)."""
 
+    def robot_description(self) -> str | None:
+        """The robot as URDF, for RViz (None if the backend cannot describe it)."""
+        return None
+
+
+class PhysicsWorld(ABC):
+    """The simulated world: its robots (in the order of the world's spec) and free objects."""
+
+    capabilities: Capabilities
+    timestep: float  # [s] one physics step
+    robots: tuple[PhysicsRobot, ...]
+    frame_names: tuple[str, ...]  # TF frames of free objects and world-fixed cameras, world frame
+
+    @abstractmethod
+    def begin_step(self) -> None:
+        """Compute kinematics and dynamics at the current state: robots can be measured."""
+
+    @abstractmethod
+    def end_step(self) -> None:
+        """Advance one timestep with the torques the robots were given."""
+
+    def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (n, 3) and (x, y, z, w) quaternions (n, 4) of `frame_names`, world frame."""
+        return np.zeros((0, 3)), np.zeros((0, 4))
+
     def render_state(self) -> object:
         """A copy of what rendering needs (called by the physics thread between steps)."""
         raise NotImplementedError(f"{type(self).__name__} renders no cameras")
@@ -79,10 +135,6 @@ class PhysicsBackend(ABC):
         render(state, camera_name) -> (h, w, 3) uint8 RGB and close(). `divisor` renders at
         1/divisor of the size and scales up."""
         raise NotImplementedError(f"{type(self).__name__} renders no cameras")
-
-    def robot_description(self) -> str | None:
-        """The robot as URDF, for RViz (None if the backend cannot describe it)."""
-        return None
 
     def close(self) -> None:  # noqa: B027  (optional hook, most backends have nothing to release)
         """Release simulator resources."""

@@ -1,17 +1,19 @@
-"""MuJoCo backend: the Menagerie Panda shipped by the `gym-hil` package, with a Robotiq 2F-85, a
-Franka hand or no gripper (mujoco_grippers.py).
+"""MuJoCo backend: a world of Menagerie Pandas shipped by the `gym-hil` package, each with a
+Robotiq 2F-85, a Franka hand or no gripper (mujoco_grippers.py).
 
-The model is loaded from the installed packages (never copied) and edited with MjSpec:
-1 ms timestep, a table plane at the base height with a cube on it, an end-effector site at the
-gripper's TCP, and the robot's own gravity compensation (MuJoCo `gravcomp` routed through the joint
-actuators, so it counts against the joint torque limits as on the real robot).
+The models are loaded from the installed packages (never copied) and edited with MjSpec: each
+robot gets an end-effector site at its gripper's TCP and its own gravity compensation (MuJoCo
+`gravcomp` routed through the joint actuators, so it counts against the joint torque limits as on
+the real robot); the robots are attached to one world at their base poses, their names prefixed
+with their namespace ('left/link1'), next to a table plane at the base height and a cube. One
+physics step (1 ms) advances them all.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import cv2
 import mujoco
@@ -20,7 +22,9 @@ from scipy.spatial.transform import Rotation
 
 from ..sim.cameras import CameraSpec
 from ..sim.state import ArmState
-from .base import PhysicsBackend
+from ..world import DEFAULT_CUBE_POSITION, RobotSpec, WorldSpec, check_world
+from . import CAPABILITIES
+from .base import PhysicsRobot, PhysicsWorld
 from .mujoco_assets import panda_xml
 from .mujoco_grippers import GRIPPERS, MujocoGripper
 from .mujoco_urdf import urdf_from_model
@@ -60,19 +64,13 @@ def _z_quat(angle: float) -> list[float]:
 
 CUBE_SIZE = 0.04  # [m] edge of the cube on the table
 CUBE_MASS = 0.1  # [kg]
+WORLD_FRAMES = ("cube",)  # free objects, published in the world frame
 
 
-def build_model(
-    timestep: float = 0.001,
-    gripper: MujocoGripper = GRIPPERS["Robotiq"],
-    cube_position=(0.55, 0.0),
-    cameras: Sequence[CameraSpec] = (),
-) -> mujoco.MjModel:
+def robot_spec(gripper: MujocoGripper, cameras: Sequence[CameraSpec] = ()) -> mujoco.MjSpec:
+    """One Panda with `gripper`, its EE site, payload body, gravity compensation and cameras."""
     spec = mujoco.MjSpec.from_file(panda_xml())
     gripper.mount(spec)
-    tcp_offset = gripper.tcp_offset
-    spec.option.timestep = timestep
-    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     # the robot compensates its own weight (arm + gripper) through its joint actuators
     for body in spec.bodies:
         if body.name != "world":
@@ -85,19 +83,10 @@ def build_model(
     # end effector: pinch point, oriented like the Franka hand's EE frame (flange rotated -45 deg);
     # the `attachment` body is the flange rotated +135 deg about z
     attachment = spec.body("attachment")
-    attachment.add_site(name="ee", pos=[0.0, 0.0, tcp_offset], quat=[0.0, 0.0, 0.0, 1.0])
+    attachment.add_site(name="ee", pos=[0.0, 0.0, gripper.tcp_offset], quat=[0.0, 0.0, 0.0, 1.0])
     # a payload at the flange (frame = flange frame), massless until set_payload; not gravity-compensated
     payload = attachment.add_body(name="payload", quat=_z_quat(-3.0 * np.pi / 4.0))
     payload.mass, payload.inertia, payload.gravcomp = 0.0, [0.0, 0.0, 0.0], 0.0
-    world = spec.worldbody
-    world.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.1], rgba=[0.55, 0.5, 0.45, 1])
-    world.add_light(pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
-    # a cube to pick, turned to face the gripper's jaws at the reset pose (EE yawed -45 deg)
-    cube = world.add_body(name="cube", pos=[*cube_position, CUBE_SIZE / 2], quat=_z_quat(-np.pi / 4))
-    cube.add_freejoint(name="cube")
-    cube.add_geom(
-        name="cube", type=mujoco.mjtGeom.mjGEOM_BOX, size=[CUBE_SIZE / 2] * 3, mass=CUBE_MASS, rgba=[0.8, 0.2, 0.2, 1]
-    )
     # the arm's visual meshes in group 1 (shown like group 2 by MuJoCo's viewers), so that cameras
     # that do not see the arm can leave them out
     for body in spec.bodies:
@@ -107,94 +96,131 @@ def build_model(
                     geom.group = ARM_VISUAL_GROUP
     for camera in cameras:
         spec.body(camera.body).add_camera(name=camera.name, pos=camera.pos, quat=camera.quat, fovy=camera.fovy)
+    return spec
+
+
+def build_world(world: WorldSpec, timestep: float = 0.001) -> mujoco.MjModel:
+    spec = mujoco.MjSpec()
+    spec.compiler.degree, spec.compiler.autolimits = False, True  # as the robots' own files
+    spec.option.timestep = timestep
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    for robot in world.robots:
+        base = spec.worldbody.add_frame(pos=list(robot.base_position), quat=_z_quat(robot.base_yaw))
+        base.attach_body(robot_spec(GRIPPERS[robot.gripper_type], robot.cameras).body("link0"), robot.prefix, "")
+    table = spec.worldbody
+    table.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.1], rgba=[0.55, 0.5, 0.45, 1])
+    table.add_light(pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
+    # a cube to pick, turned to face the gripper's jaws at the reset pose (EE yawed -45 deg)
+    cube = table.add_body(name="cube", pos=[*world.cube_position, CUBE_SIZE / 2], quat=_z_quat(-np.pi / 4))
+    cube.add_freejoint(name="cube")
+    cube.add_geom(
+        name="cube", type=mujoco.mjtGeom.mjGEOM_BOX, size=[CUBE_SIZE / 2] * 3, mass=CUBE_MASS, rgba=[0.8, 0.2, 0.2, 1]
+    )
+    cameras = [c for r in world.robots for c in r.cameras]
     if cameras:
         spec.visual.global_.offwidth = max(c.width for c in cameras)
         spec.visual.global_.offheight = max(c.height for c in cameras)
     return spec.compile()
 
 
-class MujocoBackend(PhysicsBackend):
-    def __init__(
-        self,
-        timestep: float = 0.001,
-        gripper: str = "Robotiq",
-        cube_position=(0.55, 0.0),
-        cameras: Sequence[CameraSpec] = (),
-    ) -> None:
-        if gripper not in GRIPPERS:
-            raise ValueError(f"gripper '{gripper}' must be one of {tuple(GRIPPERS)}")
-        self.gripper = GRIPPERS[gripper]
-        tcp_offset = self.gripper.tcp_offset
-        self.cameras = tuple(cameras)
-        self._options = (timestep, gripper, tuple(cube_position), self.cameras)  # rebuilds the same scene
-        self.model = build_model(timestep, self.gripper, cube_position, self.cameras)
-        self.data = mujoco.MjData(self.model)
-        m = self.model
-        self.timestep = m.opt.timestep
-        model_joints = [m.joint(j).name for j in range(m.njnt) if m.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE]
+def one_robot_world(gripper: str = "Robotiq", cameras: Sequence[CameraSpec] = ()) -> WorldSpec:
+    """A world of one robot at the origin, names unprefixed (model-level tests and tools)."""
+    world = check_world([RobotSpec(gripper_type=gripper)], DEFAULT_CUBE_POSITION)
+    return replace(world, robots=(replace(world.robots[0], cameras=tuple(cameras)),))
+
+
+def build_model(timestep: float = 0.001, gripper: MujocoGripper = GRIPPERS["Robotiq"]) -> mujoco.MjModel:
+    """The model of a one-robot world (names unprefixed)."""
+    return build_world(one_robot_world(gripper.name), timestep)
+
+
+def _world_to_base(rotation: np.ndarray, translation: np.ndarray):
+    return rotation.T, -rotation.T @ translation
+
+
+class MujocoRobot(PhysicsRobot):
+    """One arm of a MujocoWorld: its slice of the shared model, seen from its base frame."""
+
+    def __init__(self, world: MujocoWorld, spec: RobotSpec) -> None:
+        m = world.model
+        self._world, self.spec = world, spec
+        self.model, self.data = m, world.data
+        self.gripper = GRIPPERS[spec.gripper_type]
+        pre = spec.prefix
+        self.root = m.body(f"{pre}link0").id
+        mine = [b for b in range(1, m.nbody) if m.body_rootid[b] == self.root]
+        own = lambda name: name[len(pre) :]  # noqa: E731  (the robot's own name of a prefixed element)
+        joints = [
+            j
+            for j in range(m.njnt)
+            if m.body_rootid[m.jnt_bodyid[j]] == self.root and m.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE
+        ]
         self.arm_joint_names = tuple(ros_joint_name(n) for n in ARM_JOINTS)
         self.gripper_joint_names = self.gripper.ros_joints
-        self.joint_names = tuple(ros_joint_name(n) for n in model_joints)
-        joint_ids = [m.joint(n).id for n in model_joints]
-        self._qpos_all = np.array([m.jnt_qposadr[j] for j in joint_ids])
-        self._dof_all = np.array([m.jnt_dofadr[j] for j in joint_ids])
-        arm_ids = [m.joint(n).id for n in ARM_JOINTS]
+        self.joint_names = tuple(ros_joint_name(own(m.joint(j).name)) for j in joints)
+        self._qpos_all = np.array([m.jnt_qposadr[j] for j in joints])
+        self._dof_all = np.array([m.jnt_dofadr[j] for j in joints])
+        arm_ids = [m.joint(pre + n).id for n in ARM_JOINTS]
         self._qpos = np.array([m.jnt_qposadr[j] for j in arm_ids])
         self._dof = np.array([m.jnt_dofadr[j] for j in arm_ids])
-        self._arm_actuators = np.array([m.actuator(f"actuator{i}").id for i in range(1, 8)])
-        self._gripper_actuator = m.actuator(self.gripper.actuator).id if self.gripper.present else -1
-        self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(n).id] for n in self.gripper.joints], dtype=int)
-        self._ee_site = m.site("ee").id
+        self._arm_actuators = np.array([m.actuator(f"{pre}actuator{i}").id for i in range(1, 8)])
+        self._gripper_actuator = m.actuator(pre + self.gripper.actuator).id if self.gripper.present else -1
+        self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(pre + n).id] for n in self.gripper.joints], dtype=int)
+        self._ee_site = m.site(f"{pre}ee").id
         self._ee_body = m.site_bodyid[self._ee_site]
-        self._jacp = np.zeros((3, m.nv))
-        self._jacr = np.zeros((3, m.nv))
-        self._rne = np.zeros(m.nv)
-        self._gravity = m.opt.gravity.copy()
-        self._wrench = np.zeros(6)
+        self._payload = m.body(f"{pre}payload").id
+        self._base_rotation = _rotation_z(spec.base_yaw)
+        self._base_position = np.array(spec.base_position)
+        self._jacp, self._jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
         self._quat = np.zeros(4)
-        self._payload = m.body("payload").id
-        # frames for TF: the links of the arm and gripper, and free objects
-        self._frame_bodies = list(range(1, m.nbody))
-        self._frame_cameras = [m.camera(c.name).id for c in self.cameras]
-        self.frame_names = tuple(_frame_name(m.body(b).name) for b in self._frame_bodies) + tuple(
-            f"{c.name}_optical_frame" for c in self.cameras
+        self._wrench = np.zeros(6)  # base frame
+        self._state: ArmState | None = None
+        # frames for TF: the robot's bodies and cameras, named as the robot's own description does
+        self._frame_bodies = mine
+        self._frame_cameras = [m.camera(pre + c.name).id for c in spec.cameras]
+        self.frame_names = tuple(_frame_name(own(m.body(b).name)) for b in mine) + tuple(
+            f"{c.name}_optical_frame" for c in spec.cameras
+        )
+        self._own = own
+        c, s = np.cos(-np.pi / 4), np.sin(-np.pi / 4)
+        self.flange_to_ee = (
+            np.array([0.0, 0.0, self.gripper.tcp_offset]),
+            np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]),
         )
         if self.gripper.present:  # start with the gripper open
             self.data.qpos[self._gripper_qpos] = self.gripper.open_position
             self.command_gripper(self.gripper.open_position, 0.0)
-        c, s = np.cos(-np.pi / 4), np.sin(-np.pi / 4)
-        self.flange_to_ee = (np.array([0.0, 0.0, tcp_offset]), np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]))
 
     # ------------------------------------------------------------------ per tick
-    def begin_step(self) -> ArmState:
-        m, d = self.model, self.data
-        mujoco.mj_step1(m, d)
+    def _new_step(self) -> None:
+        self._state = None
         if self._wrench.any():
             self._apply_wrench()
+
+    def measure(self) -> ArmState:
+        if self._state is not None:
+            return self._state
+        m, d = self.model, self.data
         mujoco.mj_jacSite(m, d, self._jacp, self._jacr, self._ee_site)
-        jacobian = np.vstack((self._jacp[:, self._dof], self._jacr[:, self._dof]))
-        # Coriolis and centrifugal torques only: recursive Newton-Euler with gravity switched off
-        m.opt.gravity[:] = 0.0
-        mujoco.mj_rne(m, d, 0, self._rne)
-        m.opt.gravity[:] = self._gravity
-        rotation = d.site_xmat[self._ee_site].reshape(3, 3).copy()
-        mujoco.mju_mat2Quat(self._quat, d.site_xmat[self._ee_site])  # (w, x, y, z)
+        rt = self._base_rotation.T  # world -> base
+        jacobian = np.vstack((rt @ self._jacp[:, self._dof], rt @ self._jacr[:, self._dof]))
+        rotation = rt @ d.site_xmat[self._ee_site].reshape(3, 3)
+        mujoco.mju_mat2Quat(self._quat, rotation.flatten())  # (w, x, y, z)
         w, x, y, z = self._quat
-        return ArmState(
+        self._state = ArmState(
             q=d.qpos[self._qpos].copy(),
             dq=d.qvel[self._dof].copy(),
             tau_measured=d.qfrc_actuator[self._dof].copy(),
-            position=d.site_xpos[self._ee_site].copy(),
+            position=rt @ (d.site_xpos[self._ee_site] - self._base_position),
             rotation=rotation,
             quat=np.array([x, y, z, w]),
             jacobian=jacobian,
-            coriolis=self._rne[self._dof].copy(),
+            coriolis=self._world.coriolis[self._dof].copy(),
         )
+        return self._state
 
-    def end_step(self, tau: np.ndarray) -> None:
-        d = self.data
-        d.ctrl[self._arm_actuators] = np.minimum(np.maximum(tau, -TORQUE_LIMITS), TORQUE_LIMITS)
-        mujoco.mj_step2(self.model, d)
+    def set_torque(self, tau: np.ndarray) -> None:
+        self.data.ctrl[self._arm_actuators] = np.minimum(np.maximum(tau, -TORQUE_LIMITS), TORQUE_LIMITS)
 
     # ------------------------------------------------------------------ measurements
     def external_torque(self) -> np.ndarray:
@@ -208,15 +234,16 @@ class MujocoBackend(PhysicsBackend):
 
     def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
         d = self.data
-        quats = d.xquat[self._frame_bodies][:, [1, 2, 3, 0]]  # (w, x, y, z) -> (x, y, z, w)
+        rotations = d.xmat[self._frame_bodies].reshape(-1, 3, 3)
         positions = d.xpos[self._frame_bodies]
         if self._frame_cameras:
             # optical frames (z forward, y down) of MuJoCo cameras (looking along -z, y up)
-            rotations = d.cam_xmat[self._frame_cameras].reshape(-1, 3, 3) @ np.diag([1.0, -1.0, -1.0])
-            camera_quats = Rotation.from_matrix(rotations).as_quat()
+            cameras = d.cam_xmat[self._frame_cameras].reshape(-1, 3, 3) @ np.diag([1.0, -1.0, -1.0])
+            rotations = np.concatenate((rotations, cameras))
             positions = np.vstack((positions, d.cam_xpos[self._frame_cameras]))
-            quats = np.vstack((quats, camera_quats))
-        return positions.copy(), quats
+        rt = self._base_rotation.T
+        base_positions = (positions - self._base_position) @ rt.T
+        return base_positions, Rotation.from_matrix(rt @ rotations).as_quat()
 
     def gripper_positions(self) -> np.ndarray:
         return self.data.qpos[self._gripper_qpos].copy()
@@ -229,7 +256,7 @@ class MujocoBackend(PhysicsBackend):
         limit = self.gripper.force_limit(max_effort)
         m.actuator_forcerange[a] = [-limit, limit]
         low, high = m.actuator_ctrlrange[a]
-        self.data.ctrl[self._gripper_actuator] = float(np.clip(self.gripper.control(position), low, high))
+        self.data.ctrl[a] = float(np.clip(self.gripper.control(position), low, high))
 
     def set_external_wrench(self, wrench: np.ndarray) -> None:
         """Force and torque (base frame) applied at the end-effector point via xfrc_applied."""
@@ -238,8 +265,8 @@ class MujocoBackend(PhysicsBackend):
 
     def _apply_wrench(self) -> None:
         # xfrc_applied acts at the body's centre of mass: shift the force to the end-effector point
-        d = self.data
-        force, torque = self._wrench[:3], self._wrench[3:]
+        d, r = self.data, self._base_rotation
+        force, torque = r @ self._wrench[:3], r @ self._wrench[3:]
         lever = d.site_xpos[self._ee_site] - d.xipos[self._ee_body]
         d.xfrc_applied[self._ee_body, :3] = force
         d.xfrc_applied[self._ee_body, 3:] = torque + np.cross(lever, force)
@@ -256,21 +283,65 @@ class MujocoBackend(PhysicsBackend):
         m.body_inertia[b] = np.maximum(principal, 0.0)
         m.body_iquat[b] = quat
 
+    def set_arm_configuration(self, q: np.ndarray) -> None:
+        d = self.data
+        d.qpos[self._qpos] = q
+        d.qvel[self._dof_all] = 0.0
+        mujoco.mj_forward(self.model, d)
+        self._state = None
+
+    def robot_description(self) -> str:
+        own = self._own
+        return urdf_from_model(
+            self.model, lambda b: _frame_name(own(b)), lambda j: ros_joint_name(own(j)), root_body=self.root
+        )
+
+
+def _rotation_z(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+class MujocoWorld(PhysicsWorld):
+    capabilities = CAPABILITIES["mujoco"]
+
+    def __init__(self, world: WorldSpec, timestep: float = 0.001) -> None:
+        self.spec = world
+        self.model = build_world(world, timestep)
+        self.data = mujoco.MjData(self.model)
+        self.timestep = self.model.opt.timestep
+        self.robots = tuple(MujocoRobot(self, r) for r in world.robots)
+        # every robot's cameras, named as their topics are: '<namespace>/<camera>'
+        self.cameras = tuple(replace(c, name=r.prefix + c.name) for r in world.robots for c in r.cameras)
+        self._options = (world, self.timestep)  # rebuilds the same scene in a rendering process
+        self.coriolis = np.zeros(self.model.nv)
+        self._gravity = self.model.opt.gravity.copy()
+        self._frame_bodies = [self.model.body(n).id for n in WORLD_FRAMES]
+        self.frame_names = WORLD_FRAMES
+        mujoco.mj_forward(self.model, self.data)
+
+    def begin_step(self) -> None:
+        m, d = self.model, self.data
+        mujoco.mj_step1(m, d)
+        # Coriolis and centrifugal torques only: recursive Newton-Euler with gravity switched off
+        m.opt.gravity[:] = 0.0
+        mujoco.mj_rne(m, d, 0, self.coriolis)
+        m.opt.gravity[:] = self._gravity
+        for robot in self.robots:
+            robot._new_step()
+
+    def end_step(self) -> None:
+        mujoco.mj_step2(self.model, self.data)
+
+    def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        d = self.data
+        return d.xpos[self._frame_bodies].copy(), d.xquat[self._frame_bodies][:, [1, 2, 3, 0]]
+
     def render_state(self) -> np.ndarray:
         return self.data.qpos.copy()
 
     def camera_renderer_factory(self, divisor: int = 1) -> Callable[[], MujocoCameraRenderer]:
-        os.environ.setdefault("MUJOCO_GL", "egl")  # off-screen, no display: inherited by the rendering process
         return functools.partial(MujocoCameraRenderer.for_scene, self._options, divisor)
-
-    def robot_description(self) -> str:
-        return urdf_from_model(self.model, _frame_name, ros_joint_name)
-
-    def set_arm_configuration(self, q: np.ndarray) -> None:
-        d = self.data
-        d.qpos[self._qpos] = q
-        d.qvel[:] = 0.0
-        mujoco.mj_forward(self.model, d)
 
 
 class MujocoCameraRenderer:
@@ -283,9 +354,10 @@ class MujocoCameraRenderer:
 
     @classmethod
     def for_scene(cls, options: tuple, divisor: int) -> MujocoCameraRenderer:
-        """A renderer of its own copy of the backend's scene (in a rendering process)."""
-        timestep, gripper, cube_position, cameras = options
-        return cls(build_model(timestep, GRIPPERS[gripper], cube_position, cameras), cameras, divisor)
+        """A renderer of its own copy of the world's scene (in a rendering process)."""
+        world, timestep = options
+        cameras = [replace(c, name=r.prefix + c.name) for r in world.robots for c in r.cameras]
+        return cls(build_world(world, timestep), cameras, divisor)
 
     def __init__(self, model: mujoco.MjModel, cameras: Sequence[CameraSpec], divisor: int) -> None:
         self.model, self.divisor = model, max(1, int(divisor))

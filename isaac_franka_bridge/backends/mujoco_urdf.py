@@ -152,11 +152,13 @@ def urdf_from_model(
     joint_name: Callable[[str], str],
     robot_name: str = "panda",
     mesh_dirs: Sequence[str] | None = None,
+    root_body: int = 0,
 ) -> str:
     """The URDF of the robot in `model`: links named frame_name(body name), joints joint_name(MJCF joint
     name) or `<child link>_fixed`. Relative mesh file names are looked up in `mesh_dirs` in turn
     (default: default_mesh_dirs()). The root link's frame is its body's frame, whatever its pose in the
-    world (the world body itself has no link)."""
+    world (the world body itself has no link). `root_body`: describe only the robot of the subtree of
+    this body (a world of several robots); 0: every body fixed to the world."""
     mesh_dirs = default_mesh_dirs() if mesh_dirs is None else mesh_dirs
     robot = ET.Element("robot", name=robot_name)
     kept: set[int] = set()
@@ -166,6 +168,8 @@ def urdf_from_model(
         joints = range(model.body_jntadr[body], model.body_jntadr[body] + model.body_jntnum[body])
         if (parent != 0 and parent not in kept) or any(model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE for j in joints):
             continue  # a free-floating object, or part of one
+        if root_body and model.body_rootid[body] != root_body:
+            continue  # another robot
         kept.add(body)
         name = frame_name(model.body(body).name)
         link = ET.SubElement(robot, "link", name=name)

@@ -113,13 +113,19 @@ class JointStateMessages(NamedTuple):
     tf: bytes
 
 
+def tf_template(parent: str, frames) -> SerializedTemplate:
+    """/tf of `frames` in `parent`, filled with (x, y, z, qx, qy, qz, qw) per frame."""
+    tf = TFMessage(transforms=[TransformStamped() for _ in frames])
+    for transform, name in zip(tf.transforms, frames, strict=True):
+        transform.header.frame_id, transform.child_frame_id = parent, name
+    return SerializedTemplate(tf, 7 * len(frames), _fill_tf)
+
+
 class StateMessages:
     """The state topics of the robot, serialized from templates (see cdr.py) every publishing tick."""
 
     def __init__(self, base_frame: str, ee_frame: str, arm_joints, gripper_joints, all_joints, frames) -> None:
-        n, tf = len(arm_joints), TFMessage(transforms=[TransformStamped() for _ in frames])
-        for transform, name in zip(tf.transforms, frames, strict=True):
-            transform.header.frame_id, transform.child_frame_id = base_frame, name
+        n = len(arm_joints)
         base, ee = Header(frame_id=base_frame), Header(frame_id=ee_frame)
         both = _joint_state_filler(("position", "velocity"))
         self.pose = SerializedTemplate(PoseStamped(header=base), 7, _fill_pose)
@@ -135,7 +141,10 @@ class StateMessages:
             gripper = JointState(name=list(gripper_joints))
             self.gripper = SerializedTemplate(gripper, len(gripper_joints), _joint_state_filler(("position",)))
         self.all_joints = SerializedTemplate(JointState(name=list(all_joints)), 2 * len(all_joints), both)
-        self.tf = SerializedTemplate(tf, 7 * len(frames), _fill_tf)
+        self.tf = tf_template(base_frame, frames)
+
+    def clock_at(self, seconds: float) -> bytes:
+        return self.clock.serialize(*split_stamp(seconds))
 
     def arm(self, snap) -> ArmMessages:
         """Arm state topics of a RobotSnapshot."""

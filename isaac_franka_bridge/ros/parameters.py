@@ -1,7 +1,9 @@
-"""Every ROS 2 parameter of the sim bridge, declared from one table with descriptors.
+"""Every ROS 2 parameter of the simulation's nodes, declared from one table with descriptors.
 
 Ranges show in `ros2 param describe` and rqt_reconfigure and are enforced by rclpy; arrays are
-checked for length and finiteness here. The compliance parameters come from the controller's table.
+checked for length and finiteness here. The compliance parameters come from the controller's table;
+what differs between robots (gripper, reset target) comes from the world file (world.py).
+`franka_sim` is the world's node; the others exist once per robot, in its namespace.
 """
 
 from __future__ import annotations
@@ -17,9 +19,7 @@ from rclpy.parameter import Parameter
 from ..backends import BACKENDS
 from ..controller import COMPLIANCE_PARAMETERS
 from ..sim.reflexes import JOINT_LOWER, JOINT_UPPER
-
-DEFAULT_RESET_JOINT_TARGET = [0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]
-GRIPPER_TYPES = ("Robotiq", "Franka", "None")
+from ..world import DEFAULT_RESET_JOINT_TARGET, GRIPPER_TYPES
 
 
 @dataclass(frozen=True)
@@ -42,26 +42,28 @@ class Param:
 
 
 PARAMETERS: tuple[Param, ...] = (
-    # the simulator
+    # the world's simulation
     Param("franka_sim", "backend", "mujoco", f"physics backend: {', '.join(BACKENDS)}", read_only=True),
+    Param("franka_sim", "world_config", "", "YAML of the world ('': config/worlds/single_arm.yaml)", read_only=True),
     Param("franka_sim", "real_time_factor", 1.0, "pace: 1.0 wall-clock time, 0 as fast as possible", 0.0, 100.0),
     Param("franka_sim", "state_publish_rate", 500.0, "state topics, Jacobian and /clock [Hz]", 1.0, 1000.0, True),
     Param("franka_sim", "joint_states_publish_rate", 100.0, "/joint_states, gripper, /tf [Hz]", 1.0, 1000.0, True),
-    Param("franka_sim", "arm_id", "panda", "prefix of joint and frame names", read_only=True),
-    Param("franka_sim", "cameras_config", "", "YAML file of the simulated cameras ('' = none)", read_only=True),
     Param("franka_sim", "camera_render_divisor", 1, "render at 1/N of the size and scale up (CPU)", read_only=True),
-    Param("franka_sim", "gripper_type", "Robotiq", f"gripper: {', '.join(GRIPPER_TYPES)}", read_only=True),
-    Param("franka_sim", "payload_mass", 0.0, "simulation only: mass physically attached at the flange [kg]", 0.0, 3.0),
-    Param("franka_sim", "payload_center_of_mass", [0.0] * 3, "simulation only: its centre, flange frame [m]", length=3),
-    Param("franka_sim", "payload_inertia", [0.0] * 9, "simulation only: its inertia, 3x3 row-major [kg m^2]", length=9),
-    Param("franka_sim", "wrench_bias", [0.0] * 6, "bias added to K_F_ext_hat_K [N, Nm]", length=6),
-    Param("franka_sim", "wrench_noise_std", [0.0] * 6, "std of white noise on K_F_ext_hat_K [N, Nm]", length=6),
+    # one robot's simulation-only settings
+    Param(
+        "sim", "gripper_type", "Robotiq", f"gripper (from the world file): {', '.join(GRIPPER_TYPES)}", read_only=True
+    ),
+    Param("sim", "payload_mass", 0.0, "simulation only: mass physically attached at the flange [kg]", 0.0, 3.0),
+    Param("sim", "payload_center_of_mass", [0.0] * 3, "simulation only: its centre, flange frame [m]", length=3),
+    Param("sim", "payload_inertia", [0.0] * 9, "simulation only: its inertia, 3x3 row-major [kg m^2]", length=9),
+    Param("sim", "wrench_bias", [0.0] * 6, "bias added to K_F_ext_hat_K [N, Nm]", length=6),
+    Param("sim", "wrench_noise_std", [0.0] * 6, "std of white noise on K_F_ext_hat_K [N, Nm]", length=6),
     # the robot: joint reset, declared load, reflexes
     Param(
         "franka_control",
         "reset_joint_target",
-        DEFAULT_RESET_JOINT_TARGET,
-        "start-up and joint reset, within the joint limits [rad]",
+        list(DEFAULT_RESET_JOINT_TARGET),
+        "start-up and joint reset, within the joint limits [rad] (default: the world file's)",
         length=7,
         bounds=(JOINT_LOWER.tolist(), JOINT_UPPER.tolist()),
     ),
@@ -99,11 +101,14 @@ def array_error(spec: Param, value) -> str | None:
     return None
 
 
-def declare(node: Node, short_name: str) -> None:
-    """Declare this node's parameters and refuse bad arrays, at start-up and when they are set."""
+def declare(node: Node, short_name: str, defaults: dict[str, object] | None = None) -> None:
+    """Declare this node's parameters and refuse bad arrays, at start-up and when they are set.
+    `defaults` replace the table's (a robot's values from the world file); parameter files and
+    launch arguments still override them."""
     mine = {p.name: p for p in PARAMETERS if p.node == short_name}
+    defaults = defaults or {}
     for p in mine.values():
-        node.declare_parameter(p.name, p.default, p.descriptor())
+        node.declare_parameter(p.name, defaults.get(p.name, p.default), p.descriptor())
         if p.length is not None:
             error = array_error(p, node.get_parameter(p.name).value)
             if error is not None:  # a launch argument or YAML value: the node cannot start with it

@@ -1,10 +1,11 @@
-"""The simulation loop: one thread owning the physics, running the robot's 1 kHz control.
+"""The simulation loop: one thread owning the physics of a world, running each robot's 1 kHz control.
 
-Shared by every backend. Each tick it measures the arm, runs the active mode (the impedance
-controller, a joint reset, or nothing but the robot's own gravity compensation), applies the
-torques and steps the physics, paced to wall-clock time. Every `publish_every` ticks it hands a
-consistent `RobotSnapshot` to `on_snapshot` (the ROS node publishes it). Other threads talk to
-it only through `submit` / `call`, which run a function between two ticks.
+Shared by every backend. Each tick it measures every arm, runs each robot's active mode (the
+impedance controller, a joint reset, or nothing but the robot's own gravity compensation),
+applies the torques and steps the world once, paced to wall-clock time. Every `publish_every`
+ticks it hands each robot's consistent `RobotSnapshot` to `on_snapshot` (the ROS nodes publish
+them). Other threads talk to it only through `submit` / `call`, which run a function between two
+ticks, and fail at once when the loop has died.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..backends.base import PhysicsBackend
+from ..backends.base import PhysicsRobot, PhysicsWorld
 from ..controller import CartesianImpedanceController
 from ..controller.impedance import damped_pinv_of_transpose
 from . import reflexes
@@ -45,32 +47,29 @@ class Mode(str, enum.Enum):
     REFLEX = "reflex"  # a limit was exceeded: the arm holds still, commands are ignored until recovery
 
 
-class SimulationLoop:
-    def __init__(
-        self,
-        backend: PhysicsBackend,
-        controller: CartesianImpedanceController,
-        on_snapshot: Callable[[RobotSnapshot], None],
-        publish_rate: float = 1000.0,
-        real_time_factor: float = 1.0,
-    ) -> None:
-        """`real_time_factor`: wall-clock pacing (1.0 = real time, 0 = as fast as possible)."""
-        self.backend = backend
+@dataclass(frozen=True)
+class RobotSettings:
+    """What the ROS parameters of one robot set in its simulation (handed over whole, between ticks)."""
+
+    reflex_limits: reflexes.ReflexLimits = field(default_factory=reflexes.ReflexLimits)
+    declared_load: tuple[float, np.ndarray] = (0.0, np.zeros(3))  # what set_load told the robot
+    payload: tuple[float, np.ndarray, np.ndarray] = (0.0, np.zeros(3), np.zeros((3, 3)))  # attached (sim only)
+    wrench_bias: np.ndarray = field(default_factory=lambda: np.zeros(6))  # added to K_F_ext_hat_K
+    wrench_noise_std: np.ndarray = field(default_factory=lambda: np.zeros(6))  # white noise on it
+
+
+class RobotControl:
+    """One robot's side of the loop: its mode, controller, joint reset, reflexes and wrench estimate.
+    Every method runs in the simulation thread (through SimulationLoop.submit / call)."""
+
+    def __init__(self, body: PhysicsRobot, controller: CartesianImpedanceController, dt: float) -> None:
+        self.body = body
         self.controller = controller
-        self.on_snapshot = on_snapshot
-        self.dt = backend.timestep
-        self.publish_every = max(1, round(1.0 / (publish_rate * self.dt)))
-        self.real_time_factor = real_time_factor
-        self.mode = Mode.IMPEDANCE
+        self.dt = dt
         self.sim_time = 0.0
-        self.ticks = 0
-        self.measured_rtf = 0.0
-        self.tick_durations: deque[float] = deque(maxlen=5000)  # [s] compute time of recent ticks
-        self._commands: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
+        self.mode = Mode.IMPEDANCE
         self._reset: JointResetMotion | None = None
         self._reset_done: Future | None = None
-        self._state: ArmState | None = None
-        self.reflex_limits = reflexes.ReflexLimits()
         self.reflex: str | None = None  # the active reflex error, until recovery
         self._q_hold = np.zeros(7)
         self._mode_after_recovery = Mode.IMPEDANCE  # what error recovery returns to
@@ -78,20 +77,186 @@ class SimulationLoop:
         # the torque the robot was last commanded by a controller (its tau_J_d, without gravity and load):
         # where a starting controller's torque-rate limit counts from; zero while none commands
         self.tau_commanded = np.zeros(7)
-        self.declared_load: tuple[float, np.ndarray] = (0.0, np.zeros(3))  # what set_load told the robot
-        self.payload: tuple[float, np.ndarray] = (0.0, np.zeros(3))  # what is physically attached (sim only)
-        self.wrench_bias = np.zeros(6)  # added to the reported external wrench (stiffness frame)
-        self.wrench_noise_std = np.zeros(6)  # white noise on it
+        self.settings = RobotSettings()
         self._rng = np.random.default_rng()
         self._wrench_on_robot = np.zeros(6)  # estimated external wrench acting on the robot, base frame
-        # called at state ticks with (sim time, backend.render_state()) when cameras render
+
+    # ------------------------------------------------------------------ settings and mode changes
+    def configure(self, settings: RobotSettings) -> None:
+        mass, center, inertia = settings.payload
+        old_mass, old_center, _ = self.settings.payload
+        if mass != old_mass or not np.array_equal(center, old_center):
+            self.body.set_payload(mass, center, inertia)
+        self.settings = settings
+
+    def start_impedance(self) -> None:
+        """Launch the impedance controller afresh at the current pose (gains rise from zero), as the
+        original stack does at boot, after a joint reset and on /startimp. Refused during a reflex."""
+        if self.mode is Mode.REFLEX:
+            raise RuntimeError(f"robot is in a reflex ({self.reflex}); call error recovery first")
+        s = self.body.measure()
+        self.controller.start(s.q, s.position, s.quat, self.tau_commanded)
+        self.mode = Mode.IMPEDANCE
+
+    def stop_impedance(self) -> None:
+        if self.mode is Mode.REFLEX:  # stays stopped after the recovery
+            self._mode_after_recovery = Mode.IDLE
+        else:
+            self.mode = Mode.IDLE
+
+    def recover(self) -> str:
+        """Error recovery: leave a reflex. A running impedance controller restarts at the current pose
+        (the original's starting(): its gains go on); after a joint reset it is launched afresh."""
+        if self.mode is not Mode.REFLEX:
+            return "no reflex error active"
+        cleared, self.reflex = self.reflex, None
+        s = self.body.measure()
+        self.mode = self._mode_after_recovery
+        if self.mode is Mode.IMPEDANCE and self._restart_on_recovery:
+            self.controller.start(s.q, s.position, s.quat, self.tau_commanded)
+        elif self.mode is Mode.IMPEDANCE:
+            self.controller.seed(s.q, s.position, s.quat, self.tau_commanded)
+        log.info("reflex cleared: %s", cleared)
+        return f"cleared: {cleared}"
+
+    def _enter_reflex(self, reason: str, s: ArmState) -> None:
+        log.warning("reflex: %s", reason)
+        self.reflex = reason
+        self._q_hold = s.q.copy()
+        self._restart_on_recovery = self.mode is Mode.JOINT_RESET
+        self._mode_after_recovery = Mode.IDLE if self.mode is Mode.IDLE else Mode.IMPEDANCE
+        if self.mode is Mode.JOINT_RESET and not self._reset_done.done():
+            self._reset_done.set_result(False)
+        self.mode = Mode.REFLEX
+        self.tau_commanded = np.zeros(7)  # the robot stops commanding
+
+    def begin_joint_reset(self, target: np.ndarray, tolerance: float = 1e-2, timeout: float = 30.0) -> Future:
+        """Start a joint-space move to `target`; the Future resolves to True at the target, False on timeout."""
+        s = self.body.measure()
+        if self.mode is Mode.REFLEX:
+            raise RuntimeError(f"robot is in a reflex ({self.reflex}); call error recovery first")
+        if self._reset_done is not None and not self._reset_done.done():
+            self._reset_done.set_result(False)
+        self._reset = JointResetMotion(s.q, np.asarray(target, float), self.sim_time, tolerance, timeout)
+        self._reset_done = Future()
+        self.mode = Mode.JOINT_RESET
+        return self._reset_done
+
+    # ------------------------------------------------------------------ one tick
+    def control(self, tick: int) -> ArmState:
+        """Measure, compute and hand the torques to the body; the world steps after every robot did."""
+        s = self.body.measure()
+        if self.mode is Mode.IMPEDANCE:
+            tau = self.controller.update(s.q, s.dq, s.position, s.rotation, s.quat, s.jacobian, s.coriolis)
+            self.tau_commanded = tau
+        elif self.mode is Mode.JOINT_RESET:
+            tau = self.tau_commanded = self._reset.torque(s.q, s.dq, self.sim_time) + s.coriolis
+            if self._reset.finished(s.q, s.dq, self.sim_time):
+                self._reset_done.set_result(self._reset.reached(s.q))
+                self.start_impedance()
+        elif self.mode is Mode.REFLEX:  # hold still, as the robot does after a reflex
+            tau = HOLD_KP * (self._q_hold - s.q) - HOLD_KD * s.dq + s.coriolis
+        else:
+            tau = self.tau_commanded = np.zeros(7)
+        # the robot's own model compensates the load it was told about
+        declared_load = self._load_torque(s, *self.settings.declared_load)
+        tau = tau + declared_load
+        if tick % SAFETY_EVERY == 0:
+            self._estimate_wrench(s, declared_load)
+            if self.mode is not Mode.REFLEX:
+                reason = reflexes.check(
+                    self.settings.reflex_limits, s.q, s.dq, tau, s.position, self._wrench_on_robot[:3]
+                )
+                if reason is not None:
+                    self._enter_reflex(reason, s)
+                    tau = s.coriolis + declared_load
+        self.body.set_torque(tau)
+        return s
+
+    def _load_torque(self, s: ArmState, mass: float, center_of_mass: np.ndarray) -> np.ndarray | float:
+        if mass <= 0.0:
+            return 0.0
+        return holding_torque(s.jacobian, s.position, s.rotation, self.body.flange_to_ee, mass, center_of_mass)
+
+    def _estimate_wrench(self, s: ArmState, declared_load: np.ndarray | float) -> None:
+        """External wrench on the robot at the EE, as a torque-sensing robot estimates it.
+
+        Contacts and pushes, plus whatever of the load's weight the declared load (its holding
+        torque `declared_load`) does not explain.
+        """
+        tau_ext = self.body.external_torque() - self._load_torque(s, *self.settings.payload[:2]) + declared_load
+        wrench = damped_pinv_of_transpose(s.jacobian, 1e-3) @ tau_ext
+        # filtered like the robot's tau_ext_hat_filtered: contact impulses of one tick are not a collision
+        a = WRENCH_FILTER_FACTOR
+        self._wrench_on_robot = a * wrench + (1.0 - a) * self._wrench_on_robot
+
+    def snapshot(self, s: ArmState) -> RobotSnapshot:
+        """The state measured at the start of this tick, with the wrench estimated from it."""
+        b = self.body
+        rt = s.rotation.T
+        w = self._wrench_on_robot
+        # K_F_ext_hat_K: as the real robot reports it, the wrench the robot exerts on its
+        # environment (the negative of the one acting on it), in the stiffness (EE) frame
+        wrench_k = -np.concatenate([rt @ w[:3], rt @ w[3:]]) + self.settings.wrench_bias
+        if self.settings.wrench_noise_std.any():
+            wrench_k += self._rng.normal(0.0, 1.0, 6) * self.settings.wrench_noise_std
+        positions, velocities = b.joint_state()
+        frame_positions, frame_quats = b.frame_poses()
+        return RobotSnapshot(
+            stamp=self.sim_time,
+            q=s.q,
+            dq=s.dq,
+            tau_measured=s.tau_measured,
+            position=s.position,
+            quat=s.quat,
+            twist=s.jacobian @ s.dq,
+            wrench=wrench_k,
+            jacobian=s.jacobian,
+            gripper_joint_names=b.gripper_joint_names,
+            gripper_positions=b.gripper_positions(),
+            joint_names=b.joint_names,
+            joint_positions=positions,
+            joint_velocities=velocities,
+            frame_positions=frame_positions,
+            frame_quats=frame_quats,
+            mode=self.mode.value,
+        )
+
+
+class SimulationLoop:
+    def __init__(
+        self,
+        world: PhysicsWorld,
+        controllers: list[CartesianImpedanceController],
+        on_snapshot: Callable[[float, list[RobotSnapshot]], None],
+        publish_rate: float = 1000.0,
+        real_time_factor: float = 1.0,
+    ) -> None:
+        """One controller per robot of `world`. `real_time_factor`: wall-clock pacing (1.0 = real
+        time, 0 = as fast as possible). `on_snapshot(sim_time, snapshots)` gets every robot's
+        snapshot of a publishing tick, in the world's robot order."""
+        self.world = world
+        self.dt = world.timestep
+        self.robots = [RobotControl(body, c, self.dt) for body, c in zip(world.robots, controllers, strict=True)]
+        self.on_snapshot = on_snapshot
+        self.publish_every = max(1, round(1.0 / (publish_rate * self.dt)))
+        self.real_time_factor = real_time_factor
+        self.sim_time = 0.0
+        self.ticks = 0
+        self.measured_rtf = 0.0
+        self.tick_durations: deque[float] = deque(maxlen=5000)  # [s] compute time of recent ticks
+        self._commands: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
+        # called at state ticks with (sim time, world.render_state()) when cameras render
         self.render_sink: Callable[[float, object], None] | None = None
         self._running = threading.Event()
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ thread-safe API
     def submit(self, fn: Callable[[], Any]) -> Future:
-        """Run `fn` in the simulation thread before the next tick; its result lands in the Future."""
+        """Run `fn` in the simulation thread before the next tick; its result lands in the Future.
+        Raises RuntimeError when the loop was started and has stopped: nothing would ever run it."""
+        if self._thread is not None and not self.running:
+            raise RuntimeError("the simulation loop is not running")
         future: Future = Future()
         self._commands.put((fn, future))
         return future
@@ -111,73 +276,16 @@ class SimulationLoop:
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._thread is not None and self._thread.is_alive() and self._running.is_set()
 
-    # ------------------------------------------------------------------ mode changes (sim thread)
-    def start_impedance(self) -> None:
-        """Launch the impedance controller afresh at the current pose (gains rise from zero), as the
-        original stack does at boot, after a joint reset and on /startimp. Refused during a reflex."""
-        if self.mode is Mode.REFLEX:
-            raise RuntimeError(f"robot is in a reflex ({self.reflex}); call error recovery first")
-        s = self._measure()
-        self.controller.start(s.q, s.position, s.quat, self.tau_commanded)
-        self.mode = Mode.IMPEDANCE
-
-    def stop_impedance(self) -> None:
-        if self.mode is Mode.REFLEX:  # stays stopped after the recovery
-            self._mode_after_recovery = Mode.IDLE
-        else:
-            self.mode = Mode.IDLE
-
-    def recover(self) -> str:
-        """Error recovery: leave a reflex. A running impedance controller restarts at the current pose
-        (the original's starting(): its gains go on); after a joint reset it is launched afresh."""
-        if self.mode is not Mode.REFLEX:
-            return "no reflex error active"
-        cleared, self.reflex = self.reflex, None
-        s = self._measure()
-        self.mode = self._mode_after_recovery
-        if self.mode is Mode.IMPEDANCE and self._restart_on_recovery:
-            self.controller.start(s.q, s.position, s.quat, self.tau_commanded)
-        elif self.mode is Mode.IMPEDANCE:
-            self.controller.seed(s.q, s.position, s.quat, self.tau_commanded)
-        log.info("reflex cleared: %s", cleared)
-        return f"cleared: {cleared}"
-
-    def set_payload(self, mass: float, center_of_mass: np.ndarray, inertia: np.ndarray) -> None:
-        """Physically attach a load at the flange (simulation only; declaring it is set_load's job)."""
-        self.backend.set_payload(mass, center_of_mass, inertia)
-        self.payload = (mass, np.asarray(center_of_mass, float))
-
-    def _enter_reflex(self, reason: str, s: ArmState) -> None:
-        log.warning("reflex: %s", reason)
-        self.reflex = reason
-        self._q_hold = s.q.copy()
-        self._restart_on_recovery = self.mode is Mode.JOINT_RESET
-        self._mode_after_recovery = Mode.IDLE if self.mode is Mode.IDLE else Mode.IMPEDANCE
-        if self.mode is Mode.JOINT_RESET and not self._reset_done.done():
-            self._reset_done.set_result(False)
-        self.mode = Mode.REFLEX
-        self.tau_commanded = np.zeros(7)  # the robot stops commanding
-
-    def begin_joint_reset(self, target: np.ndarray, tolerance: float = 1e-2, timeout: float = 30.0) -> Future:
-        """Start a joint-space move to `target`; the Future resolves to True at the target, False on timeout."""
-        s = self._measure()
-        if self.mode is Mode.REFLEX:
-            raise RuntimeError(f"robot is in a reflex ({self.reflex}); call error recovery first")
-        if self._reset_done is not None and not self._reset_done.done():
-            self._reset_done.set_result(False)
-        self._reset = JointResetMotion(s.q, np.asarray(target, float), self.sim_time, tolerance, timeout)
-        self._reset_done = Future()
-        self.mode = Mode.JOINT_RESET
-        return self._reset_done
+    def run_ticks(self, n: int) -> None:
+        """Step `n` ticks in the calling thread, unpaced (tools and benchmarks; not while running)."""
+        if self.running:
+            raise RuntimeError("the simulation loop runs in its own thread")
+        for _ in range(n):
+            self._tick()
 
     # ------------------------------------------------------------------ the loop
-    def _measure(self) -> ArmState:
-        if self._state is None:
-            self._state = self.backend.begin_step()
-        return self._state
-
     def _run(self) -> None:
         wall0, sim0 = time.perf_counter(), self.sim_time
         rtf_wall, rtf_sim = wall0, self.sim_time
@@ -201,9 +309,16 @@ class SimulationLoop:
             raise
         finally:
             self._running.clear()
+            self._fail_pending()
+
+    def _fail_pending(self) -> None:
+        while not self._commands.empty():
+            _, future = self._commands.get_nowait()
+            if future.set_running_or_notify_cancel():
+                future.set_exception(RuntimeError("the simulation loop stopped"))
 
     def _tick(self) -> None:
-        self._state = None
+        self.world.begin_step()
         while not self._commands.empty():
             fn, future = self._commands.get_nowait()
             if future.set_running_or_notify_cancel():
@@ -211,82 +326,13 @@ class SimulationLoop:
                     future.set_result(fn())
                 except Exception as exc:  # report to the caller, keep stepping
                     future.set_exception(exc)
-        s = self._measure()
-        if self.mode is Mode.IMPEDANCE:
-            tau = self.controller.update(s.q, s.dq, s.position, s.rotation, s.quat, s.jacobian, s.coriolis)
-            self.tau_commanded = tau
-        elif self.mode is Mode.JOINT_RESET:
-            tau = self.tau_commanded = self._reset.torque(s.q, s.dq, self.sim_time) + s.coriolis
-            if self._reset.finished(s.q, s.dq, self.sim_time):
-                self._reset_done.set_result(self._reset.reached(s.q))
-                self.start_impedance()
-        elif self.mode is Mode.REFLEX:  # hold still, as the robot does after a reflex
-            tau = HOLD_KP * (self._q_hold - s.q) - HOLD_KD * s.dq + s.coriolis
-        else:
-            tau = self.tau_commanded = np.zeros(7)
-        # the robot's own model compensates the load it was told about
-        declared_load = self._load_torque(s, *self.declared_load)
-        tau = tau + declared_load
-        if self.ticks % SAFETY_EVERY == 0:
-            self._estimate_wrench(s, declared_load)
-            if self.mode is not Mode.REFLEX:
-                reason = reflexes.check(self.reflex_limits, s.q, s.dq, tau, s.position, self._wrench_on_robot[:3])
-                if reason is not None:
-                    self._enter_reflex(reason, s)
-                    tau = s.coriolis + declared_load
-        self.backend.end_step(tau)
+        states = [robot.control(self.ticks) for robot in self.robots]
+        self.world.end_step()
         self.ticks += 1
         self.sim_time = self.ticks * self.dt
+        for robot in self.robots:
+            robot.sim_time = self.sim_time
         if self.ticks % self.publish_every == 0:
             if self.render_sink is not None:
-                self.render_sink(self.sim_time, self.backend.render_state())
-            self.on_snapshot(self.snapshot(s))
-
-    def _load_torque(self, s: ArmState, mass: float, center_of_mass: np.ndarray) -> np.ndarray | float:
-        if mass <= 0.0:
-            return 0.0
-        return holding_torque(s.jacobian, s.position, s.rotation, self.backend.flange_to_ee, mass, center_of_mass)
-
-    def _estimate_wrench(self, s: ArmState, declared_load: np.ndarray | float) -> None:
-        """External wrench on the robot at the EE, as a torque-sensing robot estimates it.
-
-        Contacts and pushes, plus whatever of the load's weight the declared load (its holding
-        torque `declared_load`) does not explain.
-        """
-        tau_ext = self.backend.external_torque() - self._load_torque(s, *self.payload) + declared_load
-        wrench = damped_pinv_of_transpose(s.jacobian, 1e-3) @ tau_ext
-        # filtered like the robot's tau_ext_hat_filtered: contact impulses of one tick are not a collision
-        a = WRENCH_FILTER_FACTOR
-        self._wrench_on_robot = a * wrench + (1.0 - a) * self._wrench_on_robot
-
-    def snapshot(self, s: ArmState) -> RobotSnapshot:
-        """The state measured at the start of this tick, with the wrench estimated from it."""
-        b = self.backend
-        rt = s.rotation.T
-        w = self._wrench_on_robot
-        # K_F_ext_hat_K: as the real robot reports it, the wrench the robot exerts on its
-        # environment (the negative of the one acting on it), in the stiffness (EE) frame
-        wrench_k = -np.concatenate([rt @ w[:3], rt @ w[3:]]) + self.wrench_bias
-        if self.wrench_noise_std.any():
-            wrench_k += self._rng.normal(0.0, 1.0, 6) * self.wrench_noise_std
-        positions, velocities = b.joint_state()
-        frame_positions, frame_quats = b.frame_poses()
-        return RobotSnapshot(
-            stamp=self.sim_time,
-            q=s.q,
-            dq=s.dq,
-            tau_measured=s.tau_measured,
-            position=s.position,
-            quat=s.quat,
-            twist=s.jacobian @ s.dq,
-            wrench=wrench_k,
-            jacobian=s.jacobian,
-            gripper_joint_names=b.gripper_joint_names,
-            gripper_positions=b.gripper_positions(),
-            joint_names=b.joint_names,
-            joint_positions=positions,
-            joint_velocities=velocities,
-            frame_positions=frame_positions,
-            frame_quats=frame_quats,
-            mode=self.mode.value,
-        )
+                self.render_sink(self.sim_time, self.world.render_state())
+            self.on_snapshot(self.sim_time, [r.snapshot(s) for r, s in zip(self.robots, states, strict=True)])

@@ -1,0 +1,331 @@
+"""One simulated robot's ROS 2 nodes, named and laid out as the real Franka stack's, in its namespace.
+
+  franka_control                    error recovery and joint reset services, robot_mode, reflex settings
+  franka_state_controller           joint_states, O_T_EE, O_dP_EE, K_F_ext_hat_K
+  cartesian_impedance_controller    compliance parameters, equilibrium_pose, franka_jacobian, start/stop
+  franka_gripper                    gripper_action (control_msgs/GripperCommand), joint_states
+  sim                               simulation-only settings (payload, wrench noise), ~/external_wrench,
+                                    joint_states of every joint, robot_description
+Each node only translates between ROS and its RobotControl (sim/loop.py), always through the loop's
+submit/call; none knows the backend. Publishing runs in the simulation thread (`publish`).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+from control_msgs.action import GripperCommand
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from rclpy.action import ActionServer, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+
+from ..controller import COMPLIANCE_PARAMETERS
+from ..controller.impedance import normalized_quaternion
+from ..sim import reflexes
+from ..sim.loop import RobotControl, RobotSettings, SimulationLoop
+from ..sim.state import RobotSnapshot
+from ..world import RobotSpec
+from . import messages as msgs
+from . import parameters
+
+GRIPPER_SETTLE_TIMEOUT = 3.0  # [s] a gripper goal ends when the fingers stop or after this long
+JOINT_RESET_TIMEOUT = 35.0  # [s]
+STATE_QOS = QoSProfile(depth=10)
+COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _value(node: Node, name: str):
+    return node.get_parameter(name).value
+
+
+def _answer(response: Trigger.Response, success: bool, message: str) -> Trigger.Response:
+    response.success, response.message = success, message
+    return response
+
+
+class RobotNode(Node):
+    """A node of one robot: its parameters declared from the table, its loop and control at hand."""
+
+    def __init__(self, name: str, robot: RobotSpec, loop: SimulationLoop, control: RobotControl, **defaults):
+        super().__init__(name, namespace=f"/{robot.namespace}")
+        parameters.declare(self, name, defaults)
+        self.robot, self.loop, self.control = robot, loop, control
+
+    def trigger(self, fn, response: Trigger.Response, success: str) -> Trigger.Response:
+        """Run `fn` in the simulation thread; a refusal (RuntimeError) is the service's failure."""
+        try:
+            self.loop.call(fn)
+        except RuntimeError as exc:  # in a reflex, or the loop died: the robot refuses
+            return _answer(response, False, str(exc))
+        return _answer(response, True, success)
+
+
+class FrankaControl(RobotNode):
+    def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl, settings) -> None:
+        super().__init__("franka_control", robot, loop, control, reset_joint_target=list(robot.reset_joint_target))
+        self.settings = settings  # called when a parameter that RobotSettings holds changes
+        self.add_post_set_parameters_callback(lambda changes: self.settings())
+        self.mode_publisher = self.create_publisher(String, "~/robot_mode", LATCHED)
+        self._mode_text = ""
+        self.create_service(Trigger, "~/error_recovery", self._on_error_recovery)
+        self.create_service(Trigger, "~/joint_reset", self._on_joint_reset, callback_group=ReentrantCallbackGroup())
+
+    def reflex_limits(self) -> reflexes.ReflexLimits:
+        p = lambda name: _value(self, f"reflex.{name}")  # noqa: E731
+        return reflexes.ReflexLimits(
+            enabled=p("enabled"),
+            contact_force=p("contact_force"),
+            joint_position_margin=p("joint_position_margin"),
+            joint_velocity_scale=p("joint_velocity_scale"),
+            torque_scale=p("torque_scale"),
+            workspace_min=np.array(p("workspace_min")),
+            workspace_max=np.array(p("workspace_max")),
+        )
+
+    def declared_load(self) -> tuple[float, np.ndarray]:
+        return _value(self, "load_mass"), np.array(_value(self, "load_center_of_mass"))
+
+    def mode_text(self) -> str:
+        """`impedance`, `idle`, `joint_reset`, or `reflex: <why>`."""
+        reflex = self.control.reflex
+        return f"reflex: {reflex}" if reflex else self.control.mode.value
+
+    def publish(self) -> None:
+        """robot_mode, on change only (checked at every state tick, from the simulation thread)."""
+        text = self.mode_text()
+        if text != self._mode_text:
+            self._mode_text = text
+            self.mode_publisher.publish(String(data=text))
+
+    def _on_error_recovery(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        try:
+            return _answer(response, True, self.loop.call(self.control.recover))
+        except RuntimeError as exc:
+            return _answer(response, False, str(exc))
+
+    def _on_joint_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        target = np.array(_value(self, "reset_joint_target"), dtype=float)
+        self.get_logger().info(f"joint reset to {target.round(3).tolist()}")
+        try:
+            done = self.loop.call(lambda: self.control.begin_joint_reset(target))
+        except RuntimeError as exc:  # in a reflex: the robot refuses until error recovery
+            return _answer(response, False, str(exc))
+        try:
+            reached = done.result(timeout=JOINT_RESET_TIMEOUT)
+        except TimeoutError:
+            reached = False
+        if reached:
+            return _answer(response, True, "at the reset joint target")
+        if self.control.reflex is not None:
+            return _answer(response, False, f"joint reset stopped by a reflex: {self.control.reflex}")
+        return _answer(response, False, "joint reset timed out before the target")
+
+
+class FrankaStateController(RobotNode):
+    def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
+        super().__init__("franka_state_controller", robot, loop, control)
+        self.joints = self.create_publisher(JointState, "~/joint_states", STATE_QOS)
+        self.pose = self.create_publisher(PoseStamped, "~/O_T_EE", STATE_QOS)
+        self.twist = self.create_publisher(TwistStamped, "~/O_dP_EE", STATE_QOS)
+        self.wrench = self.create_publisher(WrenchStamped, "~/K_F_ext_hat_K", STATE_QOS)
+
+    def publish(self, arm: msgs.ArmMessages) -> None:
+        self.pose.publish(arm.pose)
+        self.twist.publish(arm.twist)
+        self.wrench.publish(arm.wrench)
+        self.joints.publish(arm.joints)
+
+
+class ImpedanceController(RobotNode):
+    def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
+        super().__init__("cartesian_impedance_controller", robot, loop, control)
+        self.add_post_set_parameters_callback(self._on_compliance_set)
+        self.jacobian = self.create_publisher(Float64MultiArray, "~/franka_jacobian", STATE_QOS)
+        self.create_subscription(PoseStamped, "~/equilibrium_pose", self._on_equilibrium_pose, COMMAND_QOS)
+        self.create_service(Trigger, "~/start", self._on_start)
+        self.create_service(Trigger, "~/stop", self._on_stop)
+
+    def compliance(self) -> dict[str, float]:
+        return {p.name: _value(self, p.name) for p in COMPLIANCE_PARAMETERS}
+
+    def _on_compliance_set(self, params: list[Parameter]) -> None:
+        updates = {p.name: float(p.value) for p in params}
+        self.loop.submit(lambda: self.control.controller.set_params(updates))
+
+    def _on_equilibrium_pose(self, msg: PoseStamped) -> None:
+        position, quat = msgs.pose_from_msg(msg)
+        frame = msg.header.frame_id
+        if frame not in ("", self.robot.base_frame):
+            self.get_logger().warn(
+                f"equilibrium_pose ignored: frame '{frame}' is not the base frame '{self.robot.base_frame}'",
+                throttle_duration_sec=1.0,
+            )
+            return
+        try:
+            quat = normalized_quaternion(quat)
+            if not np.all(np.isfinite(position)):
+                raise ValueError(f"position must be finite, got {position.tolist()}")
+        except ValueError as exc:
+            self.get_logger().warn(f"equilibrium_pose ignored: {exc}", throttle_duration_sec=1.0)
+            return
+        self.loop.submit(lambda: self.control.controller.set_target(position, quat))
+
+    def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        return self.trigger(self.control.start_impedance, response, "impedance controller started")
+
+    def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        return self.trigger(self.control.stop_impedance, response, "impedance controller stopped")
+
+
+class FrankaGripper(RobotNode):
+    """GripperCommand goals drive the fingers; the answer comes once they stop. A newer goal preempts
+    the active one (as a gripper action controller does), so rapid commands never pile up."""
+
+    def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
+        super().__init__("franka_gripper", robot, loop, control)
+        self.joints = self.create_publisher(JointState, "~/joint_states", STATE_QOS)
+        self._lock, self._goal = threading.Lock(), 0
+        self.latest: RobotSnapshot | None = None  # set by the simulation thread
+        self.action = ActionServer(
+            self,
+            GripperCommand,
+            "~/gripper_action",
+            execute_callback=self._execute,
+            goal_callback=self._accept,
+            callback_group=ReentrantCallbackGroup(),
+        )
+
+    @staticmethod
+    def _accept(goal: GripperCommand.Goal) -> GoalResponse:
+        c = goal.command
+        return GoalResponse.ACCEPT if math.isfinite(c.position) and math.isfinite(c.max_effort) else GoalResponse.REJECT
+
+    def _execute(self, goal_handle) -> GripperCommand.Result:
+        command = goal_handle.request.command
+        with self._lock:
+            self._goal += 1
+            mine = self._goal
+        body = self.control.body
+        self.loop.call(lambda: body.command_gripper(command.position, command.max_effort))
+        deadline = time.monotonic() + GRIPPER_SETTLE_TIMEOUT
+        previous, still_since = None, time.monotonic()
+        position = float("nan")
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            position = float(self.latest.gripper_positions[0])
+            if self._goal != mine:  # preempted by a newer goal
+                goal_handle.abort()
+                return GripperCommand.Result(position=position, effort=0.0, stalled=False, reached_goal=False)
+            if previous is None or abs(position - previous) > 1e-4:
+                still_since = time.monotonic()
+            previous = position
+            if time.monotonic() - still_since > 0.2:
+                break
+        reached = abs(position - command.position) < 0.02
+        goal_handle.succeed()
+        return GripperCommand.Result(position=position, effort=0.0, stalled=not reached, reached_goal=reached)
+
+
+class RobotSim(RobotNode):
+    """What only a simulated robot has: a payload, wrench noise and pushes; plus the robot's
+    description and joint_states of every joint, as robot_state_publisher's inputs."""
+
+    def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl, settings) -> None:
+        super().__init__("sim", robot, loop, control, gripper_type=robot.gripper_type)
+        self.settings = settings
+        self.add_post_set_parameters_callback(lambda changes: self.settings())
+        self.all_joints = self.create_publisher(JointState, "joint_states", STATE_QOS)
+        self.create_subscription(WrenchStamped, "~/external_wrench", self._on_external_wrench, COMMAND_QOS)
+        description = control.body.robot_description()
+        if description is not None:
+            self.description = self.create_publisher(String, "robot_description", LATCHED)
+            self.description.publish(String(data=description))
+
+    def payload(self) -> tuple[float, np.ndarray, np.ndarray]:
+        return (
+            _value(self, "payload_mass"),
+            np.array(_value(self, "payload_center_of_mass")),
+            np.array(_value(self, "payload_inertia")).reshape(3, 3),
+        )
+
+    def wrench_noise(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.array(_value(self, "wrench_bias")), np.array(_value(self, "wrench_noise_std"))
+
+    def _on_external_wrench(self, msg: WrenchStamped) -> None:
+        wrench = msgs.wrench_from_msg(msg)
+        if not np.all(np.isfinite(wrench)):
+            self.get_logger().warn("external wrench ignored: non-finite values")
+            return
+        body = self.control.body
+        self.loop.submit(lambda: body.set_external_wrench(wrench))
+
+
+class RobotNodes:
+    """The nodes of one robot, and what of each tick they publish."""
+
+    def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
+        self.robot, self.loop, self.control = robot, loop, control
+        self.control_node = FrankaControl(robot, loop, control, self.apply_settings)
+        self.state_node = FrankaStateController(robot, loop, control)
+        self.impedance_node = ImpedanceController(robot, loop, control)
+        self.sim_node = RobotSim(robot, loop, control, self.apply_settings)
+        # like the real stack, franka_gripper exists only when a gripper is mounted
+        self.gripper_node = FrankaGripper(robot, loop, control) if robot.gripper_type != "None" else None
+        self.nodes = [self.control_node, self.state_node, self.impedance_node, self.sim_node]
+        if self.gripper_node is not None:
+            self.nodes.append(self.gripper_node)
+        body, prefix = control.body, robot.prefix
+        self.messages = msgs.StateMessages(
+            robot.base_frame,
+            f"{prefix}panda_EE",
+            body.arm_joint_names,
+            body.gripper_joint_names,
+            body.joint_names,
+            tuple(prefix + f for f in body.frame_names),
+        )
+        self.tf = b""
+        self.apply_settings()
+
+    def settings(self) -> RobotSettings:
+        """The robot's parameters, as the loop takes them."""
+        bias, noise = self.sim_node.wrench_noise()
+        return RobotSettings(
+            reflex_limits=self.control_node.reflex_limits(),
+            declared_load=self.control_node.declared_load(),
+            payload=self.sim_node.payload(),
+            wrench_bias=bias,
+            wrench_noise_std=noise,
+        )
+
+    def apply_settings(self) -> None:
+        if not hasattr(self, "sim_node"):  # still declaring parameters: applied once all nodes exist
+            return
+        settings = self.settings()
+        self.loop.submit(lambda: self.control.configure(settings))
+
+    def publish_arm(self, snap: RobotSnapshot) -> None:
+        """The arm's state topics of a state tick (simulation thread)."""
+        if self.gripper_node is not None:
+            self.gripper_node.latest = snap
+        arm = self.messages.arm(snap)
+        self.impedance_node.jacobian.publish(arm.jacobian)
+        self.state_node.publish(arm)
+        self.control_node.publish()
+
+    def publish_joints(self, snap: RobotSnapshot) -> bytes:
+        """joint_states of the gripper and every joint; returns the robot's TF message."""
+        joints = self.messages.joint_states(snap)
+        if self.gripper_node is not None:
+            self.gripper_node.joints.publish(joints.gripper)
+        self.sim_node.all_joints.publish(joints.all_joints)
+        return joints.tf

@@ -110,6 +110,12 @@ def check_world(robots: Sequence[RobotSpec], cube_position, path: str = "") -> W
     return WorldSpec(checked, _numbers(cube_position, 2, f"{where}: cube_position"), path)
 
 
+def one_robot_world(gripper_type: str = "Robotiq", cameras: Sequence[CameraSpec] = ()) -> WorldSpec:
+    """A world of one robot at the origin, names unprefixed (tools, benchmarks, model-level tests)."""
+    world = check_world([RobotSpec(gripper_type=gripper_type)], DEFAULT_CUBE_POSITION)
+    return replace(world, robots=(replace(world.robots[0], cameras=tuple(cameras)),))
+
+
 def load_world(path: str, **overrides) -> WorldSpec:
     """The world of a YAML file. `overrides` (RobotSpec fields whose value is not None or '') replace
     those of its robot, and are only accepted for a one-robot world (launch arguments do this);

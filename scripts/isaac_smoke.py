@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Smoke test of the Isaac Sim backend on a GPU host (scripts/gpu_check.sh runs it).
 
-It starts IsaacBackend headless and drives it with the shared CartesianImpedanceController through
+It starts IsaacWorld (one Franka) headless and drives it with the shared CartesianImpedanceController through
 the shared SimulationLoop (its own thread, real_time_factor=0), as the sim bridge does, and checks:
   1. kinematics: the EE pose at the reset configuration matches Franka's published kinematics
      (DH parameters + flange + Franka Hand EE offset) within 5 mm / 0.05 rad;
@@ -29,11 +29,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install needed
 
-from isaac_franka_bridge.backends.isaac_backend import IsaacBackend  # noqa: E402
+from isaac_franka_bridge.backends.isaac_backend import IsaacWorld  # noqa: E402
 from isaac_franka_bridge.controller import CartesianImpedanceController  # noqa: E402
 from isaac_franka_bridge.controller.impedance import quat_conjugate, quat_multiply  # noqa: E402
 from isaac_franka_bridge.sim.loop import SimulationLoop  # noqa: E402
 from isaac_franka_bridge.sim.state import RobotSnapshot  # noqa: E402
+from isaac_franka_bridge.world import one_robot_world  # noqa: E402
 
 RESET_Q = np.array([0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0])  # the sim bridge's default reset configuration
 TARGET_OFFSET = np.array([0.03, 0.0, 0.0])  # [m]
@@ -85,8 +86,8 @@ class Recorder:
     def __init__(self) -> None:
         self.snapshots: list[RobotSnapshot] = []
 
-    def __call__(self, snapshot: RobotSnapshot) -> None:
-        self.snapshots.append(snapshot)
+    def __call__(self, sim_time: float, snapshots: list[RobotSnapshot]) -> None:
+        self.snapshots.append(snapshots[0])
 
 
 def run_ticks(loop: SimulationLoop, ticks: int, timeout: float = 600.0) -> float:
@@ -133,11 +134,13 @@ def main() -> int:
     results = []
 
     t0 = time.perf_counter()
-    backend = IsaacBackend(headless=not args.gui)
+    world = IsaacWorld(one_robot_world("Franka"), headless=not args.gui)
+    backend = world.robot
     print(f"Isaac Sim started and the Franka loaded in {time.perf_counter() - t0:.1f} s", flush=True)
     try:
         backend.set_arm_configuration(RESET_Q)
-        s = backend.begin_step()
+        world.begin_step()
+        s = backend.measure()
         expected = franka_ee_pose(s.q)
         results.append(
             check(
@@ -151,8 +154,8 @@ def main() -> int:
 
         recorder = Recorder()
         controller = CartesianImpedanceController()
-        loop = SimulationLoop(backend, controller, recorder, publish_rate=1000.0, real_time_factor=0.0)
-        loop.start_impedance()
+        loop = SimulationLoop(world, [controller], recorder, publish_rate=1000.0, real_time_factor=0.0)
+        loop.robots[0].start_impedance()
         start_position, start_quat = s.position.copy(), s.quat.copy()
 
         # between runs the loop's thread is stopped, so the controller and backend are called directly
@@ -163,7 +166,7 @@ def main() -> int:
         ticks_ms = np.array(loop.tick_durations) * 1e3
         final = recorder.snapshots[-1]
         error = float(np.linalg.norm(final.position - target))
-        rtf = TRACKING_TICKS * backend.timestep / wall
+        rtf = TRACKING_TICKS * world.timestep / wall
         print(
             f"{TRACKING_TICKS} ticks in {wall:.2f} s (real-time factor {rtf:.2f}); "
             f"tick time median {np.median(ticks_ms):.3f} ms, p99 {np.percentile(ticks_ms, 99):.3f} ms",
@@ -175,7 +178,7 @@ def main() -> int:
         first = len(recorder.snapshots)
         controller.set_target(start_position, quat_about_z(0.1, start_quat))
         run_ticks(loop, 1000)
-        linear, angular = jacobian_errors(recorder.snapshots[first:], backend.timestep)
+        linear, angular = jacobian_errors(recorder.snapshots[first:], world.timestep)
         results.append(
             check(
                 "jacobian",

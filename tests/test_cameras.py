@@ -80,10 +80,11 @@ def expected_pixel(camera: str, point: np.ndarray) -> tuple[float, float]:
     """Where `point` (base frame) should appear in `camera` at the reset configuration."""
     from ament_index_python.packages import get_package_share_directory
 
-    from isaac_franka_bridge.backends.mujoco_backend import MujocoBackend
+    from isaac_franka_bridge.backends.mujoco_backend import MujocoWorld
+    from isaac_franka_bridge.world import one_robot_world
 
     specs = load_cameras(f"{get_package_share_directory('isaac_franka_bridge')}/config/cameras.yaml")
-    backend = MujocoBackend(cameras=specs)
+    backend = MujocoWorld(one_robot_world(cameras=specs)).robots[0]
     backend.set_arm_configuration(np.array([0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0]))
     m, d = backend.model, backend.data
     cam = m.camera(camera).id

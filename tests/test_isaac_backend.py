@@ -9,21 +9,30 @@ external forces) is scripts/gpu_check.sh, run on a GPU host.
 from __future__ import annotations
 
 import inspect
+import os
+import re
 
 import mujoco
 import numpy as np
 import pytest
 
-from isaac_franka_bridge.backends import create_backend
-from isaac_franka_bridge.backends.base import PhysicsBackend
+from isaac_franka_bridge.backends import check_backend, create_world
+from isaac_franka_bridge.backends.base import PhysicsRobot, PhysicsWorld
 from isaac_franka_bridge.backends.isaac_backend import (
-    IsaacBackend,
+    IsaacRobot,
+    IsaacWorld,
     clamp_motor_torque,
     matrix_to_quat_xyzw,
     quat_multiply_wxyz,
     quat_wxyz_to_matrix,
     shift_jacobian,
 )
+from isaac_franka_bridge.sim.cameras import load_cameras
+from isaac_franka_bridge.world import load_world, one_robot_world
+
+CONFIG = os.path.join(os.path.dirname(__file__), "..", "config")
+CAMERAS = os.path.join(CONFIG, "cameras.yaml")
+DUAL_ARM = os.path.join(CONFIG, "worlds", "dual_arm.yaml")
 
 
 def isaac_sim_installed() -> bool:
@@ -39,25 +48,43 @@ def test_isaac_backend_without_isaac_sim_fails_with_a_clear_message():
     if isaac_sim_installed():
         pytest.skip("Isaac Sim is installed here: the guard does not apply (scripts/gpu_check.sh checks the backend)")
     with pytest.raises(RuntimeError) as error:
-        create_backend("isaac")
+        create_world("isaac", one_robot_world("Franka"))
     message = str(error.value)
     assert "Isaac Sim 6 is not installed" in message
     assert "NVIDIA RTX GPU" in message
     assert "backend:=mujoco" in message
 
 
-def test_isaac_backend_defines_every_abstract_method_of_the_interface():
-    assert issubclass(IsaacBackend, PhysicsBackend)
-    assert not IsaacBackend.__abstractmethods__
-    for name in sorted(PhysicsBackend.__abstractmethods__) + ["close"]:
-        implementation = getattr(IsaacBackend, name)
-        assert implementation is not getattr(PhysicsBackend, name), f"{name} is not overridden"
-        interface = list(inspect.signature(getattr(PhysicsBackend, name)).parameters)
-        own = list(inspect.signature(implementation).parameters)
-        assert own[: len(interface)] == interface, f"{name}{own} does not take the interface's {interface}"
-    parameters = inspect.signature(IsaacBackend.__init__).parameters
+@pytest.mark.parametrize(("own", "interface"), [(IsaacRobot, PhysicsRobot), (IsaacWorld, PhysicsWorld)])
+def test_isaac_backend_defines_every_abstract_method_of_the_interface(own, interface):
+    assert issubclass(own, interface)
+    assert not own.__abstractmethods__
+    for name in sorted(interface.__abstractmethods__):
+        implementation = getattr(own, name)
+        assert implementation is not getattr(interface, name), f"{name} is not overridden"
+        expected = list(inspect.signature(getattr(interface, name)).parameters)
+        parameters = list(inspect.signature(implementation).parameters)
+        assert parameters[: len(expected)] == expected, f"{name}{parameters} does not take the interface's {expected}"
+    parameters = inspect.signature(own.__init__).parameters
     assert parameters["timestep"].default == 0.001
     assert parameters["headless"].default is True
+
+
+@pytest.mark.parametrize(
+    ("world", "reason"),
+    [
+        (one_robot_world("Robotiq"), "the isaac backend mounts no gripper_type 'Robotiq' (it has Franka)"),
+        (
+            one_robot_world("Franka", load_cameras(CAMERAS)),
+            "the isaac backend renders no cameras: set cameras_config:=none",
+        ),
+        (load_world(DUAL_ARM), "the isaac backend simulates at most 1 robot(s); the world has 2"),
+    ],
+)
+def test_a_world_the_isaac_backend_cannot_simulate_is_refused_before_isaac_sim_loads(world, reason):
+    """Capabilities are data: the refusal comes before any import of Isaac Sim (one FATAL line at start)."""
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        check_backend("isaac", world)
 
 
 def test_quaternion_helpers_agree_with_each_other():

@@ -12,27 +12,30 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from tf2_msgs.msg import TFMessage
 
-from isaac_franka_bridge.backends.mujoco_backend import MujocoBackend
+from isaac_franka_bridge.backends.mujoco_backend import MujocoWorld
 from isaac_franka_bridge.controller import CartesianImpedanceController
 from isaac_franka_bridge.ros.cdr import SerializedTemplate
 from isaac_franka_bridge.ros.messages import StateMessages
 from isaac_franka_bridge.sim.loop import SimulationLoop
+from isaac_franka_bridge.world import one_robot_world
 
 
 @pytest.fixture(scope="module")
 def snapshots():
     """Snapshots of a moving arm, taken by the real simulation loop."""
-    backend = MujocoBackend()
-    loop = SimulationLoop(backend, CartesianImpedanceController(), lambda s: None, publish_rate=500)
-    loop.start_impedance()
-    s = loop._measure()
-    loop.controller.set_target(s.position + np.array([0.05, -0.03, 0.02]), s.quat)
+    world = MujocoWorld(one_robot_world())
     taken = []
-    for tick in range(1, 301):
-        loop._tick()
-        if tick % 100 == 0:
-            taken.append(loop.snapshot(loop._measure()))
-    return backend, taken
+    loop = SimulationLoop(world, [CartesianImpedanceController()], lambda t, s: taken.extend(s), publish_rate=10)
+    control = loop.robots[0]
+
+    def start() -> None:
+        control.start_impedance()
+        s = control.body.measure()
+        control.controller.set_target(s.position + np.array([0.05, -0.03, 0.02]), s.quat)
+
+    loop.submit(start)
+    loop.run_ticks(300)  # a snapshot every 100 ticks
+    return world.robots[0], taken
 
 
 def stamp(msg) -> float:

@@ -8,8 +8,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from isaac_franka_bridge.backends.mujoco_backend import CUBE_SIZE, MujocoBackend
-from isaac_franka_bridge.ros.parameters import DEFAULT_RESET_JOINT_TARGET
+from isaac_franka_bridge.backends.mujoco_backend import CUBE_SIZE, MujocoWorld
+from isaac_franka_bridge.world import DEFAULT_RESET_JOINT_TARGET, one_robot_world
 
 SETTLE_STEPS = 2000  # [1 ms] long enough for either gripper to close on the cube and come to rest
 
@@ -17,7 +17,7 @@ SETTLE_STEPS = 2000  # [1 ms] long enough for either gripper to close on the cub
 def grasp(gripper: str, closed_position: float, max_effort: float) -> tuple[float, np.ndarray]:
     """Each jaw's normal force [N] on the scene's 4 cm cube held at the TCP once at rest, and the
     gripper's joint positions then."""
-    backend = MujocoBackend(gripper=gripper)
+    backend = MujocoWorld(one_robot_world(gripper)).robots[0]
     m, d = backend.model, backend.data
     m.opt.gravity[:] = 0.0
     backend.set_arm_configuration(np.array(DEFAULT_RESET_JOINT_TARGET))

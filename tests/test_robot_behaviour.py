@@ -133,7 +133,7 @@ def test_declared_payload_holds_position_and_an_undeclared_one_sags(robot, ros):
     try:
         assert robot.ok("set_load", load) == "Set Load"
         ros.set_remote_parameters(
-            "/franka_sim",
+            "/sim",
             payload_mass=1.0,
             payload_center_of_mass=[0.0, 0.0, 0.05],
             payload_inertia=load["load_inertia"],
@@ -151,7 +151,7 @@ def test_declared_payload_holds_position_and_an_undeclared_one_sags(robot, ros):
         # reports the force it exerts on its environment, so ~ -m g along z of the stiffness frame
         assert abs(np.linalg.norm(force) - 9.81) < 0.5 and force[2] < -9.0
     finally:
-        ros.set_remote_parameters("/franka_sim", payload_mass=0.0)
+        ros.set_remote_parameters("/sim", payload_mass=0.0)
         robot.ok("set_load", {**load, "mass": 0.0})
 
 
@@ -174,13 +174,13 @@ def test_external_wrench_is_reported_in_the_stiffness_frame_with_the_robots_sign
 def test_wrench_noise_and_bias_are_configurable(robot, ros):
     try:
         ros.set_remote_parameters(
-            "/franka_sim", wrench_bias=[1.0, 0, 0, 0, 0, 0], wrench_noise_std=[0.5, 0.5, 0.5, 0, 0, 0]
+            "/sim", wrench_bias=[1.0, 0, 0, 0, 0, 0], wrench_noise_std=[0.5, 0.5, 0.5, 0, 0, 0]
         )
         samples = np.array([robot.state()["force"] for _ in range(40)])
         assert abs(samples[:, 0].mean() - 1.0) < 0.3
         assert 0.2 < samples[:, 1].std() < 1.0
     finally:
-        ros.set_remote_parameters("/franka_sim", wrench_bias=[0.0] * 6, wrench_noise_std=[0.0] * 6)
+        ros.set_remote_parameters("/sim", wrench_bias=[0.0] * 6, wrench_noise_std=[0.0] * 6)
 
 
 def test_health_turns_unhealthy_and_state_routes_503_when_the_simulation_dies():

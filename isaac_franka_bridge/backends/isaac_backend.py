@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 
 from ..sim.state import ArmState
-from .base import FRANKA_HAND_CONTINUOUS_FORCE, PhysicsBackend
+from ..world import WorldSpec
+from . import CAPABILITIES
+from .base import FRANKA_HAND_CONTINUOUS_FORCE, PhysicsRobot, PhysicsWorld
 
 ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))  # DOF names in Isaac's franka.usd, as published
 GRIPPER_JOINTS = ("panda_finger_joint1", "panda_finger_joint2")
@@ -181,7 +183,7 @@ def _rigid_body_paths(stage: Any, root_path: str) -> dict[str, str]:
     return paths
 
 
-class IsaacBackend(PhysicsBackend):
+class IsaacRobot(PhysicsRobot):
     """The Franka arm + hand in Isaac Sim 6 (PhysX on the CPU, 1 kHz, no rendering in the loop)."""
 
     def __init__(
@@ -190,13 +192,11 @@ class IsaacBackend(PhysicsBackend):
         headless: bool = True,
         usd_path: str | None = None,
         gripper: str = "Franka",
-        cameras: tuple = (),
     ) -> None:
         """Start Isaac Sim, load the scene and set the arm up for torque control.
 
         Raises RuntimeError when Isaac Sim is not installed or cannot start (no GPU).
         """
-        self.cameras = tuple(cameras)  # published by Isaac Sim's own ROS 2 bridge: not wired up yet
         if gripper != "Franka":
             raise ValueError(f"the Isaac Sim backend carries the Franka hand; gripper_type '{gripper}' is MuJoCo only")
         self._app = _start_simulation_app(headless)
@@ -270,7 +270,7 @@ class IsaacBackend(PhysicsBackend):
         # i belongs to body i + 1, so the hand's block is its body index minus one. Its columns are the
         # DOFs in the articulation's order (the arm's are picked by index, normally the first 7), and
         # its linear rows are the world-frame velocity of the link's centre of mass (PhysX's dense
-        # Jacobian), hence the shift to the EE point in begin_step.
+        # Jacobian), hence the shift to the EE point in measure.
         self._hand_body = r.get_body_index(HAND_LINK)
         self._hand_jacobian_block = self._hand_body - 1
         if not 0 <= self._hand_jacobian_block < n_blocks:
@@ -320,15 +320,25 @@ class IsaacBackend(PhysicsBackend):
         self._payload_com = np.zeros(3)  # hand frame
         self._ee_world = np.zeros(3)
         self._load_world = np.zeros(3)
-        self._link_poses: tuple[np.ndarray, np.ndarray] | None = None  # link poses read in begin_step
-        # (dq, coriolis, payload holding torque) at begin_step; then with the applied efforts
+        self._link_poses: tuple[np.ndarray, np.ndarray] | None = None  # link poses read in measure
+        # (dq, coriolis, payload holding torque) at measure; then with the applied efforts
         self._pre_step: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._last_step: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._finger_target = FINGER_RANGE[1]
+        self._state: ArmState | None = None
+        self._tau_next = np.zeros(7)
         self.command_gripper(FINGER_RANGE[1], FRANKA_HAND_CONTINUOUS_FORCE)
 
     # ------------------------------------------------------------------ per tick
-    def begin_step(self) -> ArmState:
+    def measure(self) -> ArmState:
+        if self._state is None:
+            self._state = self._measure()
+        return self._state
+
+    def set_torque(self, tau: np.ndarray) -> None:
+        self._tau_next = np.asarray(tau, dtype=float)
+
+    def _measure(self) -> ArmState:
         r = self.robot
         q = np.asarray(r.get_joint_positions(), dtype=float)[0]
         dq = np.asarray(r.get_joint_velocities(), dtype=float)[0]
@@ -363,12 +373,13 @@ class IsaacBackend(PhysicsBackend):
             coriolis=coriolis[self._arm],
         )
 
-    def end_step(self, tau: np.ndarray) -> None:
+    def _step(self) -> None:
         r = self.robot
-        self._tau = clamp_motor_torque(np.asarray(tau, dtype=float), self._gravity[self._arm])
+        self._state = None
+        self._tau = clamp_motor_torque(self._tau_next, self._gravity[self._arm])
         r.set_joint_efforts(self._tau[None, :].astype(np.float32), joint_indices=self._arm)
         # PhysX clears applied forces after every step: the wrench and the payload's weight are
-        # applied again before each one, at points measured in begin_step (world frame; the tensor
+        # applied again before each one, at points measured in measure (world frame; the tensor
         # API adds the moment about the hand's centre of mass)
         if self._wrench.any():
             base_rotation = self._base_rotation_t.T
@@ -485,3 +496,27 @@ class IsaacBackend(PhysicsBackend):
         app, self._app = getattr(self, "_app", None), None
         if app is not None:
             app.close(exit_code=exit_code)
+
+
+class IsaacWorld(PhysicsWorld):
+    """A world of one robot at the origin (CAPABILITIES['isaac']): the cube is among its frames."""
+
+    capabilities = CAPABILITIES["isaac"]
+    frame_names = ()
+
+    def __init__(self, world: WorldSpec, timestep: float = 0.001, headless: bool = True) -> None:
+        (robot,) = world.robots
+        if any(robot.base_position) or robot.base_yaw:
+            raise ValueError("the isaac backend places its robot at the world origin: base_position 0, base_yaw 0")
+        self.robot = IsaacRobot(timestep, headless=headless, gripper=robot.gripper_type)
+        self.robots = (self.robot,)
+        self.timestep = timestep
+
+    def begin_step(self) -> None:
+        self.robot._state = None
+
+    def end_step(self) -> None:
+        self.robot._step()
+
+    def close(self) -> None:
+        self.robot.close()

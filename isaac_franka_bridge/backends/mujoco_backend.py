@@ -22,7 +22,7 @@ from scipy.spatial.transform import Rotation
 
 from ..sim.cameras import CameraSpec
 from ..sim.state import ArmState
-from ..world import DEFAULT_CUBE_POSITION, RobotSpec, WorldSpec, check_world
+from ..world import RobotSpec, WorldSpec, one_robot_world
 from . import CAPABILITIES
 from .base import PhysicsRobot, PhysicsWorld
 from .mujoco_assets import panda_xml
@@ -121,12 +121,6 @@ def build_world(world: WorldSpec, timestep: float = 0.001) -> mujoco.MjModel:
         spec.visual.global_.offwidth = max(c.width for c in cameras)
         spec.visual.global_.offheight = max(c.height for c in cameras)
     return spec.compile()
-
-
-def one_robot_world(gripper: str = "Robotiq", cameras: Sequence[CameraSpec] = ()) -> WorldSpec:
-    """A world of one robot at the origin, names unprefixed (model-level tests and tools)."""
-    world = check_world([RobotSpec(gripper_type=gripper)], DEFAULT_CUBE_POSITION)
-    return replace(world, robots=(replace(world.robots[0], cameras=tuple(cameras)),))
 
 
 def build_model(timestep: float = 0.001, gripper: MujocoGripper = GRIPPERS["Robotiq"]) -> mujoco.MjModel:

@@ -120,15 +120,13 @@ def other_domain() -> dict[str, str]:
     return {"ROS_DOMAIN_ID": str((int(os.environ["ROS_DOMAIN_ID"]) + next(_other_domains)) % 100)}
 
 
-def launch_sim(port: int, *extra: str, env: dict[str, str] | None = None) -> Process:
-    """sim.launch.py; without cameras unless `extra` names a cameras_config (tests of motion need no frames)."""
+def launch_sim(port: int | None, *extra: str, env: dict[str, str] | None = None) -> Process:
+    """sim.launch.py; without cameras unless `extra` names a cameras_config (tests of motion need no frames).
+    `port` None: the addresses of the world file (`extra` names it)."""
     if not any(a.startswith("cameras_config:=") for a in extra):
         extra = (*extra, "cameras_config:=none")
-    return Process(
-        ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={port}", "host:=127.0.0.1", *extra],
-        "sim-launch",
-        env=env,
-    )
+    address = (f"port:={port}", "host:=127.0.0.1") if port is not None else ()
+    return Process(["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", *address, *extra], "sim-launch", env=env)
 
 
 def answering(robot: Robot) -> bool:
@@ -139,30 +137,37 @@ def answering(robot: Robot) -> bool:
 
 
 @contextlib.contextmanager
-def second_robot(*launch_args: str):
-    """Another sim.launch.py on its own ROS domain and port, with a ROS node of the test on that domain.
-
-    Yields (Robot, Node, Process).
-    """
-    port, env = free_port(), other_domain()
+def isolated_launch(robots: list[Robot], port: int | None, *launch_args: str):
+    """sim.launch.py on a ROS domain of its own, with a ROS node of the test on that domain, once every
+    robot's server answers. Yields (node, process)."""
+    env = other_domain()
     process = launch_sim(port, *launch_args, env=env)
-    gripper = next((a.split(":=", 1)[1] for a in launch_args if a.startswith("gripper_type:=")), "Robotiq")
-    robot = Robot(f"http://127.0.0.1:{port}/", gripper)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=int(env["ROS_DOMAIN_ID"]))
-    node = Node("test_probe_second_robot", context=context)
+    node = Node("test_probe_other_domain", context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     threading.Thread(target=executor.spin, daemon=True).start()
     try:
-        assert wait_until(lambda: answering(robot) or not process.alive(), STARTUP_TIMEOUT, 0.25), process.output()
+        up = lambda: all(answering(r) for r in robots) or not process.alive()  # noqa: E731
+        assert wait_until(up, STARTUP_TIMEOUT, 0.25), process.output()
         assert process.alive(), process.output()
-        yield robot, node, process
+        yield node, process
     finally:
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown(context=context)
         process.stop()
+
+
+@contextlib.contextmanager
+def second_robot(*launch_args: str):
+    """Another one-robot sim.launch.py on its own ROS domain and port. Yields (Robot, Node, Process)."""
+    port = free_port()
+    gripper = next((a.split(":=", 1)[1] for a in launch_args if a.startswith("gripper_type:=")), "Robotiq")
+    robot = Robot(f"http://127.0.0.1:{port}/", gripper)
+    with isolated_launch([robot], port, *launch_args) as (node, process):
+        yield robot, node, process
 
 
 @pytest.fixture(scope="session")

@@ -173,9 +173,7 @@ def test_external_wrench_is_reported_in_the_stiffness_frame_with_the_robots_sign
 
 def test_wrench_noise_and_bias_are_configurable(robot, ros):
     try:
-        ros.set_remote_parameters(
-            "/sim", wrench_bias=[1.0, 0, 0, 0, 0, 0], wrench_noise_std=[0.5, 0.5, 0.5, 0, 0, 0]
-        )
+        ros.set_remote_parameters("/sim", wrench_bias=[1.0, 0, 0, 0, 0, 0], wrench_noise_std=[0.5, 0.5, 0.5, 0, 0, 0])
         samples = np.array([robot.state()["force"] for _ in range(40)])
         assert abs(samples[:, 0].mean() - 1.0) < 0.3
         assert 0.2 < samples[:, 1].std() < 1.0

@@ -169,10 +169,10 @@ class MujocoRobot(PhysicsRobot):
         self._quat = np.zeros(4)
         self._wrench = np.zeros(6)  # base frame
         self._state: ArmState | None = None
-        # frames for TF: the robot's bodies and cameras, named as the robot's own description does
-        self._frame_bodies = mine
+        # frames for TF: the robot's bodies (its base is the parent) and cameras, named as its description does
+        self._frame_bodies = [b for b in mine if b != self.root]
         self._frame_cameras = [m.camera(pre + c.name).id for c in spec.cameras]
-        self.frame_names = tuple(_frame_name(own(m.body(b).name)) for b in mine) + tuple(
+        self.frame_names = tuple(_frame_name(own(m.body(b).name)) for b in self._frame_bodies) + tuple(
             f"{c.name}_optical_frame" for c in spec.cameras
         )
         self._own = own

@@ -80,7 +80,10 @@ def check_robot(robot: RobotSpec, where: str) -> RobotSpec:
     if not 0 < port < 65536:
         raise ValueError(f"{where}: port {robot.port!r} must be 1..65535")
     yaw = _numbers([robot.base_yaw], 1, f"{where}: base_yaw")[0]
-    cameras = tuple(load_cameras(robot.cameras_config)) if robot.cameras_config else ()
+    try:
+        cameras = tuple(load_cameras(robot.cameras_config)) if robot.cameras_config else ()
+    except OSError as exc:
+        raise ValueError(f"{where}: cameras_config {robot.cameras_config}: {exc.strerror}") from None
     return replace(
         robot,
         namespace=namespace,

@@ -14,7 +14,7 @@ import tempfile
 
 import rclpy.logging
 from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
@@ -64,9 +64,9 @@ def _nodes(context):
     try:
         world = load_world(world_file(share, arg["world"]), **_overrides(context))
         check_backend(arg["backend"], world)
-    except ValueError as exc:
+    except ValueError as exc:  # one FATAL line, exit code 1, nothing started
         rclpy.logging.get_logger("sim.launch").fatal(f"cannot start: {exc}")
-        return [Shutdown(reason="bad launch argument or world file")]
+        raise SystemExit(1) from None
     resolved = tempfile.NamedTemporaryFile("w", prefix="franka_world_", suffix=".yaml", delete=False)
     with resolved:
         resolved.write(dump_world(world))

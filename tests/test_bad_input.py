@@ -123,3 +123,34 @@ def test_without_a_robot_state_routes_answer_503_not_zeros():
         assert server.alive()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        (("gripper_type:=Foo",), "gripper_type 'Foo' must be one of Robotiq, Franka, None"),
+        (("world:=no_such_world",), "no_such_world.yaml: No such file or directory"),
+        (("cameras_config:=/no/such/cameras.yaml",), "cameras_config /no/such/cameras.yaml: No such file"),
+        (("reset_joint_target:=[0, 0, 0]",), "reset_joint_target must be 7 finite numbers"),
+        (("world:=dual_arm", "gripper_type:=Franka"), "set for a world of 2 robots"),
+        (("backend:=isaac",), "the isaac backend mounts no gripper_type 'Robotiq' (it has Franka)"),
+        (("backend:=isaac", "gripper_type:=Franka"), "the isaac backend renders no cameras: set cameras_config:=none"),
+    ],
+)
+def test_a_bad_launch_argument_or_world_stops_everything_with_one_fatal_line(arguments, reason):
+    """Checked before any process starts, so the simulation and every server stop alike: exit code 1,
+    one FATAL line naming the cause, no traceback."""
+    process = Process(
+        ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={free_port()}", *arguments],
+        "bad-launch",
+        env=other_domain(),
+    )
+    try:
+        process.popen.wait(timeout=30)
+    finally:
+        process.stop()
+    output = process.output()
+    fatal = [line for line in output.splitlines() if "FATAL" in line]
+    assert process.popen.returncode == 1, output
+    assert len(fatal) == 1 and reason in fatal[0], output
+    assert "Traceback" not in output and "process started" not in output, output

@@ -5,7 +5,10 @@
 1. physics + controller, in process, as fast as possible: tick time and real-time capacity;
 2. the product as users run it (sim.launch.py: sim bridge + franka_server_ros2, real ROS 2 and HTTP):
    real-time factor at wall-clock pace, /getstate round trip, age of the state a request sees,
-   POST /pose -> equilibrium_pose delivery, and the CPU each process uses.
+   POST /pose -> equilibrium_pose delivery, and the CPU each process uses;
+3. two robots in one world (dual_arm, a server each, cameras off): tick time, real-time factor and
+   each server's /getstate round trip with both clients asking at once;
+4. the product with both wrist cameras read by a client.
 """
 
 from __future__ import annotations
@@ -16,8 +19,6 @@ import json
 import os
 import platform
 import random
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,19 @@ from rclpy.serialization import deserialize_message  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
 from isaac_franka_bridge.backends import create_world  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from harness import (  # noqa: E402
+    CONFIG,
+    STARTUP_TIMEOUT,
+    Process,
+    answering,
+    free_port,
+    launch_sim,
+    wait_until,
+    world_on_free_ports,
+)
+
 from isaac_franka_bridge.controller import CartesianImpedanceController  # noqa: E402
 from isaac_franka_bridge.sim.loop import SimulationLoop  # noqa: E402
 from isaac_franka_bridge.world import load_world, one_robot_world  # noqa: E402
@@ -177,30 +191,18 @@ def camera_client(url: str, seconds: float) -> dict[str, dict]:
     return results
 
 
-def launch(launch_args: tuple[str, ...]) -> tuple[subprocess.Popen, str, requests.Session]:
-    """sim.launch.py on a free port, once its server answers /getstate."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(Path(tempfile.mkdtemp()) / "sim.log", "w")
-    proc = subprocess.Popen(
-        ["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", f"port:={port}", *launch_args],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}/"
+def launch(launch_args: tuple[str, ...], urls: list[str] | None = None) -> tuple[Process, str, requests.Session]:
+    """sim.launch.py (on a free port unless `urls` names the world's servers), once every server answers."""
+    port = None if urls else free_port()
+    process = launch_sim(port, *launch_args)
+    urls = urls or [f"http://127.0.0.1:{port}/"]
     session = requests.Session()
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if session.post(url + "getstate", timeout=2).status_code == 200:
-                return proc, url, session
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.25)
-    os.killpg(proc.pid, signal.SIGINT)
-    raise RuntimeError(f"the simulation did not come up; see {log.name}")
+    if not wait_until(lambda: all(answering(u, session) for u in urls) or not process.alive(), STARTUP_TIMEOUT, 0.25):
+        process.stop()
+        raise RuntimeError(f"the simulation did not come up; see {process.log_path}")
+    if not process.alive():
+        raise RuntimeError(f"the simulation stopped at start; see {process.log_path}")
+    return process, urls[0], session
 
 
 def cpu_of(processes: dict[str, psutil.Process], seconds: float) -> dict[str, float]:
@@ -212,9 +214,10 @@ def cpu_of(processes: dict[str, psutil.Process], seconds: float) -> dict[str, fl
 
 
 @contextlib.contextmanager
-def running_product(launch_args: tuple[str, ...], states: bool):
+def running_product(launch_args: tuple[str, ...], states: bool, urls: list[str] | None = None):
     """sim.launch.py with a Probe listening beside it: yields (launch process, url, session, probe)."""
-    proc, url, session = launch(launch_args)
+    process, url, session = launch(launch_args, urls)
+    proc = process.popen
     rclpy.init()
     probe = Probe(states=states)
     executor = SingleThreadedExecutor()
@@ -223,8 +226,7 @@ def running_product(launch_args: tuple[str, ...], states: bool):
     try:
         yield proc, url, session, probe
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(20)
+        process.stop()
         executor.shutdown()
         rclpy.try_shutdown()
 
@@ -273,6 +275,43 @@ def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) 
         }
 
 
+def product_two_robots(seconds: float, requests_n: int) -> dict:
+    """The dual-arm world (config/worlds/dual_arm.yaml on free ports, cameras off): the real-time factor
+    from /diagnostics, and each server's /getstate round trip, both clients asking at once."""
+    path, spec = world_on_free_ports("dual_arm", tempfile.mkdtemp(prefix="bench-world-"))
+    urls = [f"http://{r.host}:{r.port}/" for r in spec.robots]
+    with running_product((f"world:={path}", "cameras_config:=none"), states=False, urls=urls) as run:
+        proc, _, _, probe = run
+        time.sleep(2.0)
+        processes = psutil.Process(proc.pid).children(recursive=True)
+        named = {f"{p.name()} {i}": p for i, p in enumerate(processes) if p.name() != "python"}
+        probe.diagnostic_rtf.clear()
+        probe.sim_times.clear()
+        cpu = cpu_of(named, seconds)
+        (wall0, sim0), (wall1, sim1) = probe.sim_times[0], probe.sim_times[-1]
+        latencies: dict[str, list[float]] = {}
+
+        def client(robot, url: str) -> None:
+            session, times = requests.Session(), latencies.setdefault(robot.namespace, [])
+            for _ in range(requests_n):
+                t0 = time.perf_counter()
+                assert session.post(url + "getstate", timeout=5).status_code == 200
+                times.append(time.perf_counter() - t0)
+                time.sleep(0.01)
+
+        threads = [threading.Thread(target=client, args=(r, u)) for r, u in zip(spec.robots, urls, strict=True)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return {
+            "rtf": (sim1 - sim0) / (wall1 - wall0),
+            "rtf_diagnostics": (float(np.mean(probe.diagnostic_rtf)), float(np.min(probe.diagnostic_rtf))),
+            "getstate_ms": {name: stats(np.array(t) * 1e3) for name, t in latencies.items()},
+            "cpu": cpu,
+        }
+
+
 def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> dict:
     """make sim with the wrist cameras on, read by a stock-env-like client in its own process.
 
@@ -280,7 +319,7 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
     user's session); then the image_raw topics are counted without the client, as `ros2 topic hz`.
     """
     # the wrist cameras of config/cameras.yaml, as make sim runs
-    with running_product(launch_args, states=False) as (proc, url, _, probe):
+    with running_product(("cameras_config:=", *launch_args), states=False) as (proc, url, _, probe):
         time.sleep(6.0)  # the camera process has started rendering, the physics has caught up with its start
         # sim_bridge, franka_server, sim_cameras (multiprocessing's resource tracker, `python`, idles)
         processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"}
@@ -346,6 +385,17 @@ def product_rows(args, f) -> list[tuple[str, str]]:
     ]
 
 
+def two_robot_rows(two: dict, f) -> list[tuple[str, str]]:
+    rows = [
+        ("two robots (dual_arm, cameras off): real-time factor, sim vs wall clock", f"{two['rtf']:.3f}"),
+        ("two robots: real-time factor, /diagnostics (mean / min)", "{:.3f} / {:.3f}".format(*two["rtf_diagnostics"])),
+    ]
+    for name, figures in two["getstate_ms"].items():
+        rows.append((f"two robots: {name} server POST /getstate, both at once (median / p99)", f(figures, "ms")))
+    rows.append(("two robots: CPU, " + " / ".join(two["cpu"]), " / ".join(f"{v:.0f}%" for v in two["cpu"].values())))
+    return rows
+
+
 def camera_rows(cam: dict, f) -> list[tuple[str, str]]:
     rows = [
         ("with cameras: real-time factor, simulated vs wall-clock time", f"{cam['rtf']:.3f}"),
@@ -387,6 +437,10 @@ def main() -> int:
     rows = []
     if not args.cameras_only:
         rows += product_rows(args, f)
+        print("two robots in one world (dual_arm), cameras off ...", flush=True)
+        cap = physics_capacity(args.ticks, str(CONFIG / "worlds" / "dual_arm.yaml"))
+        rows.append(("two robots: physics + controllers tick (median / p99)", f(cap["tick_us"], "us")))
+        rows += two_robot_rows(product_two_robots(args.seconds, args.requests // 2), f)
     if not args.no_cameras:
         print(
             "the product with both wrist cameras (1280x720 @ 15 fps) read through the pyrealsense2 API by a client",

@@ -10,15 +10,8 @@ import contextlib
 import itertools
 import os
 import random
-import signal
-import socket
-import subprocess
-import tempfile
 import threading
-import time
 from collections import deque
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,51 +24,13 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 import rclpy  # noqa: E402  (after the domain is chosen)
 from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
+from harness import STARTUP_TIMEOUT, Process, answering, free_port, launch_sim, wait_until  # noqa: E402, F401
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 
 from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE  # noqa: E402
-
-STARTUP_TIMEOUT = 90.0  # [s] first start on a cold machine loads meshes and DDS
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Process:
-    """A launched command in its own process group, with its output in a log file."""
-
-    def __init__(self, command: list[str], name: str, env: dict[str, str] | None = None) -> None:
-        self.log_path = Path(tempfile.mkdtemp(prefix=f"{name}-")) / "output.log"
-        self._log = open(self.log_path, "w")
-        self.popen = subprocess.Popen(
-            command,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env={**os.environ, **(env or {})},
-        )
-
-    def output(self) -> str:
-        return self.log_path.read_text()
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def stop(self, sig: int = signal.SIGINT, timeout: float = 15.0) -> None:
-        if self.alive():
-            os.killpg(self.popen.pid, sig)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.popen.pid, signal.SIGKILL)
-                self.popen.wait()
-        self._log.close()
 
 
 class Robot:
@@ -103,37 +58,12 @@ class Robot:
         return np.array(self.state()["pose"])
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, period: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(period)
-    return predicate()
-
-
 _other_domains = itertools.count(1)
 
 
 def other_domain() -> dict[str, str]:
     """Environment for another, independent robot: a ROS domain no robot of this session is on yet."""
     return {"ROS_DOMAIN_ID": str((int(os.environ["ROS_DOMAIN_ID"]) + next(_other_domains)) % 100)}
-
-
-def launch_sim(port: int | None, *extra: str, env: dict[str, str] | None = None) -> Process:
-    """sim.launch.py; without cameras unless `extra` names a cameras_config (tests of motion need no frames).
-    `port` None: the addresses of the world file (`extra` names it)."""
-    if not any(a.startswith("cameras_config:=") for a in extra):
-        extra = (*extra, "cameras_config:=none")
-    address = (f"port:={port}", "host:=127.0.0.1") if port is not None else ()
-    return Process(["ros2", "launch", "isaac_franka_bridge", "sim.launch.py", *address, *extra], "sim-launch", env=env)
-
-
-def answering(robot: Robot) -> bool:
-    try:
-        return robot.post("getstate", timeout=2.0).status_code == 200
-    except requests.ConnectionError:
-        return False
 
 
 @contextlib.contextmanager
@@ -149,7 +79,7 @@ def isolated_launch(robots: list[Robot], port: int | None, *launch_args: str):
     executor.add_node(node)
     threading.Thread(target=executor.spin, daemon=True).start()
     try:
-        up = lambda: all(answering(r) for r in robots) or not process.alive()  # noqa: E731
+        up = lambda: all(answering(r.url, r.session) for r in robots) or not process.alive()  # noqa: E731
         assert wait_until(up, STARTUP_TIMEOUT, 0.25), process.output()
         assert process.alive(), process.output()
         yield node, process
@@ -176,7 +106,10 @@ def sim():
     port = free_port()
     process = launch_sim(port)
     robot = Robot(f"http://127.0.0.1:{port}/")
-    if not wait_until(lambda: answering(robot) or not process.alive(), STARTUP_TIMEOUT, 0.25) or not process.alive():
+    if (
+        not wait_until(lambda: answering(robot.url, robot.session) or not process.alive(), STARTUP_TIMEOUT, 0.25)
+        or not process.alive()
+    ):
         process.stop()
         pytest.fail(f"sim.launch.py did not come up:\n{process.output()}")
     yield robot, process

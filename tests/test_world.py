@@ -9,22 +9,20 @@ import os
 import tempfile
 import threading
 import time
-from dataclasses import replace
 
 import numpy as np
 import pytest
 import requests
+from harness import world_on_free_ports
 from scipy.spatial.transform import Rotation
 from stock_env import ExperimentConfig, StockEnv
 from test_gripper import move, open_fully, settled_opening
 from tf2_msgs.msg import TFMessage
 
 from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE
-from isaac_franka_bridge.world import dump_world, load_world
 
-from conftest import Robot, free_port, isolated_launch, wait_until
+from conftest import Robot, isolated_launch, wait_until
 
-CONFIG = os.path.join(os.path.dirname(__file__), "..", "config")
 CAMERA = """cameras:
   {name}:
     serial_number: "{serial}"
@@ -44,21 +42,13 @@ CAMERAS = {"left": ("left_wrist", "111"), "right": ("right_wrist", "222")}
 def world():
     """The dual-arm world on free ports: yields ({namespace: Robot}, probe node, process, spec)."""
     directory = tempfile.mkdtemp(prefix="dual-world-")
-    spec = load_world(os.path.join(CONFIG, "worlds", "dual_arm.yaml"))
-    robots = []
-    for r in spec.robots:
-        name, serial = CAMERAS[r.namespace]
-        cameras = os.path.join(directory, f"{r.namespace}_cameras.yaml")
-        with open(cameras, "w") as f:
+    for namespace, (name, serial) in CAMERAS.items():
+        with open(os.path.join(directory, f"{namespace}_cameras.yaml"), "w") as f:
             f.write(CAMERA.format(name=name, serial=serial))
-        robots.append(replace(r, port=free_port(), cameras_config=cameras))
-    spec = replace(spec, robots=tuple(robots))
-    path = os.path.join(directory, "world.yaml")
-    with open(path, "w") as f:
-        f.write(dump_world(spec))
+    path, spec = world_on_free_ports("dual_arm", directory, {n: f"{n}_cameras.yaml" for n in CAMERAS})
     clients = {r.namespace: Robot(f"http://{r.host}:{r.port}/", r.gripper_type) for r in spec.robots}
     with isolated_launch(list(clients.values()), None, f"world:={path}", "cameras_config:=") as (node, process):
-        yield clients, node, process, load_world(path)
+        yield clients, node, process, spec
 
 
 @pytest.fixture()

@@ -165,6 +165,7 @@ class MujocoRobot(PhysicsRobot):
         self._payload = m.body(f"{pre}payload").id
         self._base_rotation = _rotation_z(spec.base_yaw)
         self._base_position = np.array(spec.base_position)
+        self._base_quat_inverse = np.array(_z_quat(-spec.base_yaw))  # (w, x, y, z)
         self._jacp, self._jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
         self._quat = np.zeros(4)
         self._wrench = np.zeros(6)  # base frame
@@ -227,17 +228,16 @@ class MujocoRobot(PhysicsRobot):
         return self.data.qpos[self._qpos_all].copy(), self.data.qvel[self._dof_all].copy()
 
     def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
-        d = self.data
-        rotations = d.xmat[self._frame_bodies].reshape(-1, 3, 3)
-        positions = d.xpos[self._frame_bodies]
+        d, rt = self.data, self._base_rotation.T
+        positions = (d.xpos[self._frame_bodies] - self._base_position) @ self._base_rotation
+        quats = _quat_multiply(self._base_quat_inverse, d.xquat[self._frame_bodies])[:, [1, 2, 3, 0]]
         if self._frame_cameras:
             # optical frames (z forward, y down) of MuJoCo cameras (looking along -z, y up)
-            cameras = d.cam_xmat[self._frame_cameras].reshape(-1, 3, 3) @ np.diag([1.0, -1.0, -1.0])
-            rotations = np.concatenate((rotations, cameras))
-            positions = np.vstack((positions, d.cam_xpos[self._frame_cameras]))
-        rt = self._base_rotation.T
-        base_positions = (positions - self._base_position) @ rt.T
-        return base_positions, Rotation.from_matrix(rt @ rotations).as_quat()
+            cameras = rt @ d.cam_xmat[self._frame_cameras].reshape(-1, 3, 3) @ np.diag([1.0, -1.0, -1.0])
+            camera_positions = (d.cam_xpos[self._frame_cameras] - self._base_position) @ self._base_rotation
+            positions = np.vstack((positions, camera_positions))
+            quats = np.vstack((quats, Rotation.from_matrix(cameras).as_quat()))
+        return positions, quats
 
     def gripper_positions(self) -> np.ndarray:
         return self.data.qpos[self._gripper_qpos].copy()
@@ -289,6 +289,21 @@ class MujocoRobot(PhysicsRobot):
         return urdf_from_model(
             self.model, lambda b: _frame_name(own(b)), lambda j: ros_joint_name(own(j)), root_body=self.root
         )
+
+
+def _quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a * b for (w, x, y, z) quaternions: `a` one, `b` rows."""
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b.T
+    return np.stack(
+        (
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ),
+        axis=1,
+    )
 
 
 def _rotation_z(angle: float) -> np.ndarray:

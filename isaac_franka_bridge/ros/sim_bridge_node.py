@@ -62,8 +62,7 @@ class WorldNode(Node):
 
     def _on_set(self, changes) -> None:
         if self.loop is not None:
-            rtf = self.value("real_time_factor")
-            self.loop.submit(lambda: setattr(self.loop, "real_time_factor", rtf))
+            self.loop.set_pace(self.value("real_time_factor"))
 
 
 class SimulationProcess:

@@ -278,6 +278,12 @@ class SimulationLoop:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive() and self._running.is_set()
 
+    def set_pace(self, real_time_factor: float) -> None:
+        """Wall-clock pacing from the next tick (1.0 real time, 0 as fast as possible); any thread."""
+        if not real_time_factor >= 0.0:
+            raise ValueError(f"real_time_factor must be >= 0, got {real_time_factor}")
+        self.real_time_factor = float(real_time_factor)  # one float: read whole by the loop thread
+
     def run_ticks(self, n: int) -> None:
         """Step `n` ticks in the calling thread, unpaced (tools and benchmarks; not while running)."""
         if self.running:

@@ -18,13 +18,13 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from isaac_franka_bridge.backends import check_backend
+from isaac_franka_bridge.backends import DEFAULT_BACKEND, check_backend
 from isaac_franka_bridge.world import dump_world, load_world
 from launch import LaunchDescription
 
 FROM_WORLD = "from the world file if empty"
 ARGUMENTS = {
-    "backend": ("mujoco", "physics backend: mujoco (CPU) or isaac (GPU host with Isaac Sim 6)"),
+    "backend": (DEFAULT_BACKEND, "physics backend: mujoco (CPU) or isaac (GPU host with Isaac Sim 6)"),
     "world": ("single_arm", "world: a name in config/worlds (single_arm, dual_arm) or a YAML file"),
     "namespace": ("", f"one-robot world: namespace of the robot's nodes and topics ({FROM_WORLD})"),
     "host": ("", f"one-robot world: address its HTTP server binds ({FROM_WORLD})"),

@@ -9,6 +9,7 @@ CAPABILITIES = {
     "isaac": Capabilities(grippers=("Franka",), cameras=False, max_robots=1),
 }
 BACKENDS = tuple(CAPABILITIES)
+DEFAULT_BACKEND = "mujoco"  # runs on any CPU
 
 
 def check_backend(name: str, world: WorldSpec) -> None:
@@ -32,4 +33,4 @@ def create_world(name: str, world: WorldSpec, timestep: float = 0.001) -> Physic
     return IsaacWorld(world, timestep)
 
 
-__all__ = ["BACKENDS", "CAPABILITIES", "PhysicsRobot", "PhysicsWorld", "check_backend", "create_world"]
+__all__ = ["BACKENDS", "CAPABILITIES", "DEFAULT_BACKEND", "PhysicsRobot", "PhysicsWorld", "check_backend", "create_world"]

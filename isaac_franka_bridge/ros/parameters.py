@@ -16,7 +16,7 @@ from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParam
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ..backends import BACKENDS
+from ..backends import BACKENDS, DEFAULT_BACKEND
 from ..controller import COMPLIANCE_PARAMETERS
 from ..sim.reflexes import JOINT_LOWER, JOINT_UPPER
 from ..world import DEFAULT_RESET_JOINT_TARGET, GRIPPER_TYPES
@@ -43,7 +43,7 @@ class Param:
 
 PARAMETERS: tuple[Param, ...] = (
     # the world's simulation
-    Param("franka_sim", "backend", "mujoco", f"physics backend: {', '.join(BACKENDS)}", read_only=True),
+    Param("franka_sim", "backend", DEFAULT_BACKEND, f"physics backend: {', '.join(BACKENDS)}", read_only=True),
     Param("franka_sim", "world_config", "", "YAML of the world ('': config/worlds/single_arm.yaml)", read_only=True),
     Param("franka_sim", "real_time_factor", 1.0, "pace: 1.0 wall-clock time, 0 as fast as possible", 0.0, 100.0),
     Param("franka_sim", "state_publish_rate", 500.0, "state topics, Jacobian and /clock [Hz]", 1.0, 1000.0, True),

@@ -33,4 +33,12 @@ def create_world(name: str, world: WorldSpec, timestep: float = 0.001) -> Physic
     return IsaacWorld(world, timestep)
 
 
-__all__ = ["BACKENDS", "CAPABILITIES", "DEFAULT_BACKEND", "PhysicsRobot", "PhysicsWorld", "check_backend", "create_world"]
+__all__ = [
+    "BACKENDS",
+    "CAPABILITIES",
+    "DEFAULT_BACKEND",
+    "PhysicsRobot",
+    "PhysicsWorld",
+    "check_backend",
+    "create_world",
+]

@@ -22,6 +22,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
+from scipy.spatial.transform import Rotation
 from tf2_msgs.msg import TFMessage
 
 from ..backends import PhysicsWorld, check_backend, create_world
@@ -93,7 +94,7 @@ class SimulationProcess:
     def _publish_static_frames(self) -> None:
         frames = []
         for robot, nodes in zip(self.spec.robots, self.robots, strict=True):
-            base = np.array(robot.base_position), _rotation_z(robot.base_yaw)
+            base = np.array(robot.base_position), Rotation.from_euler("z", robot.base_yaw).as_matrix()
             frames.append(msgs.static_transform(WORLD_FRAME, robot.base_frame, *base))
             flange_to_ee = nodes.control.body.flange_to_ee
             frames.append(msgs.static_transform(f"{robot.prefix}panda_link8", f"{robot.prefix}panda_EE", *flange_to_ee))
@@ -222,11 +223,6 @@ class SimulationProcess:
         self.world.close()
         for node in self.nodes:
             node.destroy_node()
-
-
-def _rotation_z(angle: float) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def compose() -> SimulationProcess:

@@ -16,6 +16,7 @@ from rclpy.signals import SignalHandlerOptions
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from .app import create_app
+from .process import stop_with_parent
 from .robot_client import FrankaRosClient
 
 GIL_SWITCH_INTERVAL = 0.0005  # [s]
@@ -46,6 +47,7 @@ def main(args: list[str] | None = None) -> None:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even where the parent left SIGINT ignored
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    stop_with_parent()  # a launch killed by SIGTERM takes this server with it
     robot = FrankaRosClient()
     host, port = robot.get_parameter("host").value, robot.get_parameter("port").value
     log = robot.get_logger()

@@ -24,12 +24,17 @@ flock 9
 
 hash_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
 
+# a ROS 2 the user sourced; not the bundled one this environment exports (a `make` run from inside
+# `make shell` or the tests must not take the bundle for a user's ROS 2 and rebuild .venv)
+USER_ROS="${ROS_DISTRO:-}"
+[ -n "${FRANKA_SIM_BUNDLED_ROS:-}" ] && USER_ROS=""
+
 # ---------------------------------------------------------------- 1. the Python environment
-ENV_HASH="$(hash_of "$ROOT/scripts/bootstrap.sh" "$ROOT/scripts/requirements.txt")-${ROS_DISTRO:-bundled}"
+ENV_HASH="$(hash_of "$ROOT/scripts/bootstrap.sh" "$ROOT/scripts/requirements.txt")-${USER_ROS:-bundled}"
 if [ ! -f "$VENV/.env-$ENV_HASH" ]; then
   rm -rf "$VENV"
-  if [ -n "${ROS_DISTRO:-}" ]; then
-    say "ROS 2 '$ROS_DISTRO' is already sourced: using it (no bundled ROS 2)"
+  if [ -n "$USER_ROS" ]; then
+    say "ROS 2 '$USER_ROS' is already sourced: using it (no bundled ROS 2)"
     python3 -c 'import rclpy' 2>/dev/null || die "ROS_DISTRO=$ROS_DISTRO is set but python3 cannot import rclpy; source your ROS 2 setup.bash first"
     PY="$(command -v python3)"
     say "creating $VENV on $("$PY" --version) (with the system site-packages, for rclpy)"
@@ -52,14 +57,14 @@ if [ ! -f "$VENV/.env-$ENV_HASH" ]; then
     || die "pip failed to install scripts/requirements.txt (no network?)"
   say "installing the robot models (${MODEL_PKGS[*]}, assets only)"
   pip_install --no-deps "${MODEL_PKGS[@]}" || die "pip failed to install ${MODEL_PKGS[*]}"
-  if [ -z "${ROS_DISTRO:-}" ]; then
+  if [ -z "$USER_ROS" ]; then
     say "installing ROS 2 Jazzy from $ISAACSIM_ROS2 (one 133 MB wheel, first run only)"
     pip_install --no-deps "$ISAACSIM_ROS2" || die "pip failed to install $ISAACSIM_ROS2"
     J="$("$VENV/bin/python" -c 'import site; print(site.getsitepackages()[0])')/isaacsim/exts/isaacsim.ros2.core/jazzy"
     [ -d "$J/rclpy/rclpy" ] || die "the bundled ROS 2 was not found under $J"
     cat > "$VENV/ros_env.sh" <<ENV
 # ROS 2 Jazzy bundled in $ISAACSIM_ROS2 (written by scripts/bootstrap.sh)
-export ROS_DISTRO=jazzy ROS_VERSION=2 ROS_PYTHON_VERSION=3
+export ROS_DISTRO=jazzy ROS_VERSION=2 ROS_PYTHON_VERSION=3 FRANKA_SIM_BUNDLED_ROS=1
 export RMW_IMPLEMENTATION=\${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}
 export LD_LIBRARY_PATH="$J/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export PYTHONPATH="$J/rclpy\${PYTHONPATH:+:\$PYTHONPATH}"
@@ -76,7 +81,7 @@ exec python -c 'import sys; from ros2cli.cli import main; sys.exit(main())' "$@"
 ROS2
     chmod +x "$VENV/bin/ros2"
   else
-    echo "# ROS 2 '$ROS_DISTRO' sourced by the user" > "$VENV/ros_env.sh"
+    echo "# ROS 2 '$USER_ROS' sourced by the user" > "$VENV/ros_env.sh"
   fi
   touch "$VENV/COLCON_IGNORE" "$VENV/.env-$ENV_HASH"
   say "Python environment ready"

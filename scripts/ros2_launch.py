@@ -5,12 +5,14 @@ A real ROS 2 install has the `ros2 launch` verb and never runs this file; the `r
 """
 
 import os
+import signal
 import sys
 
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import AnyLaunchDescriptionSource
 
+from franka_server_ros2.process import stop_with_parent
 from launch import LaunchDescription, LaunchService
 
 
@@ -28,6 +30,7 @@ def main(argv: list[str]) -> int:
     if not os.path.isfile(path):
         print(f"launch file not found: {path}", file=sys.stderr)
         return 2
+    stop_with_parent(signal.SIGINT)  # make, a shell or a test harness that dies stops the launch cleanly
     service = LaunchService(argv=argv)
     service.include_launch_description(
         LaunchDescription([IncludeLaunchDescription(AnyLaunchDescriptionSource(path), launch_arguments=launch_args)])

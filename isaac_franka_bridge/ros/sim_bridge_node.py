@@ -25,6 +25,8 @@ from rosgraph_msgs.msg import Clock
 from scipy.spatial.transform import Rotation
 from tf2_msgs.msg import TFMessage
 
+from franka_server_ros2.process import stop_with_parent
+
 from ..backends import PhysicsWorld, check_backend, create_world
 from ..controller import CartesianImpedanceController
 from ..sim.cameras import SharedState
@@ -260,6 +262,7 @@ def compose() -> SimulationProcess:
 
 def main(args: list[str] | None = None) -> None:
     rclpy.init(args=args)  # Ctrl-C / SIGTERM shut the context down and end executor.spin()
+    stop_with_parent()  # a launch killed by SIGTERM takes the simulation with it
     # hand the GIL between threads every 0.5 ms, not 5 ms: requests and commands wait on it
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     process = None

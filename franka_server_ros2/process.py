@@ -1,0 +1,25 @@
+"""Process hygiene shared by the server and the simulation: a node never outlives its launch.
+
+`ros2 launch` answers SIGTERM by exiting at once and leaves its nodes running (launch's own log says
+"using SIGTERM can result in orphaned processes"); systemd, `docker stop` and CI runners send SIGTERM.
+With the parent-death signal set, the kernel sends each node SIGINT when the launch process ends for
+any reason, and the node shuts down as on Ctrl-C: ports freed, shared memory released.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+
+PR_SET_PDEATHSIG = 1  # prctl option, linux/prctl.h
+
+
+def stop_with_parent(sig: int = signal.SIGINT) -> None:
+    """Ask the kernel for `sig` when the parent process dies (Linux; elsewhere nothing happens)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the call: nobody would send the signal
+        os.kill(os.getpid(), sig)

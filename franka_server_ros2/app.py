@@ -17,15 +17,11 @@ from werkzeug.exceptions import NotFound
 
 from . import bodies, cameras
 from .bodies import BadRequest
+from .cameras import CameraFeeds
 from .grippers import GripperGoal, GripperModel
-from .robot_client import FrankaRosClient, RobotUnavailable, StateSnapshot
+from .robot import Robot, RobotRefused, RobotUnavailable, ServerSettings, StateSnapshot
 
 JOINT_RESET_TIMEOUT = 40.0  # [s] the original waits up to ~30 s for the arm, plus its own sleeps
-
-
-class RobotRefused(RuntimeError):
-    """The robot answered a command with a refusal (500 with its reason)."""
-
 
 # state routes: name -> what of the snapshot they answer
 STATE_ROUTES: dict[str, Callable[[StateSnapshot], dict[str, Any]]] = {
@@ -68,7 +64,8 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-def create_app(robot: FrankaRosClient) -> Flask:
+def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Flask:
+    """The routes over `robot` (robot.py's interface), the camera `feeds` and the server's `settings`."""
     app = Flask("franka_server_ros2")
 
     @app.errorhandler(BadRequest)
@@ -93,7 +90,7 @@ def create_app(robot: FrankaRosClient) -> Flask:
     def health():
         """Liveness for people and monitors (a new route; the original ones are unchanged)."""
         age = robot.state_age
-        timeout = robot.get_parameter("state_timeout").value
+        timeout = settings.state_timeout
         status = "no_state" if age is None else ("ok" if age <= timeout else "stale")
         body = {
             "status": status,
@@ -106,11 +103,9 @@ def create_app(robot: FrankaRosClient) -> Flask:
         response.status_code = 200 if status == "ok" else 503
         return response
 
-    workspace = lambda key: np.array(robot.get_parameter(key).value, dtype=float)  # noqa: E731
-
     @app.post("/pose")
     def pose():
-        position, quat = bodies.pose(_json_body(), workspace("workspace_min"), workspace("workspace_max"))
+        position, quat = bodies.pose(_json_body(), settings.workspace_min, settings.workspace_max)
         robot.move(position, quat)
         return "Moved"
 
@@ -141,7 +136,7 @@ def create_app(robot: FrankaRosClient) -> Flask:
         response = robot.trigger("joint_reset", JOINT_RESET_TIMEOUT)
         call("error_recovery")
         if not response.success:
-            robot.get_logger().warn(f"joint reset did not reach its target: {response.message}")
+            robot.warn(f"joint reset did not reach its target: {response.message}")
         return "Reset Joint", 200, {"X-Joint-Reset": response.message}
 
     @app.post("/update_param")
@@ -155,7 +150,7 @@ def create_app(robot: FrankaRosClient) -> Flask:
         headers = {}
         if clamped:
             text = ", ".join(f"{name} {sent:g} -> {applied:g}" for name, (sent, applied) in sorted(clamped.items()))
-            robot.get_logger().warn(f"update_param: clamped into range: {text}")
+            robot.warn(f"update_param: clamped into range: {text}")
             headers["X-Clamped-Parameters"] = json.dumps({name: applied for name, (_, applied) in clamped.items()})
         return "Updated compliance parameters", 200, headers
 
@@ -195,7 +190,7 @@ def create_app(robot: FrankaRosClient) -> Flask:
     gripper_route("/close_gripper_slow", "Closed", lambda g: g.close_slow())
     gripper_route("/move_gripper", "Moved Gripper", lambda g: g.move(bodies.gripper_command(_json_body())))
 
-    add_camera_routes(app, robot)
+    add_camera_routes(app, feeds)
     return app
 
 
@@ -224,9 +219,8 @@ def _crop():
         raise BadRequest(str(exc)) from exc
 
 
-def add_camera_routes(app: Flask, robot: FrankaRosClient) -> None:
+def add_camera_routes(app: Flask, feeds: CameraFeeds) -> None:
     """Frames for clients without ROS: listing, raw long poll, base64 JPEG, WebSocket stream."""
-    feeds = robot.cameras
 
     def frame_or_error(name: str, after: int, timeout: float):
         try:

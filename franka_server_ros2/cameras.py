@@ -18,8 +18,7 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Image
 
-from isaac_franka_bridge.sim.cameras import CameraSpec
-
+from .camera_specs import CameraSpec
 from .image_cdr import parse_image
 
 

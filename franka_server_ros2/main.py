@@ -48,12 +48,18 @@ def main(args: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even where the parent left SIGINT ignored
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     stop_with_parent()  # a launch killed by SIGTERM takes this server with it
-    robot = FrankaRosClient()
+    try:
+        robot = FrankaRosClient()
+    except (ValueError, OSError) as exc:  # a bad parameter or camera file: say which, no traceback
+        rclpy.logging.get_logger("franka_server").fatal(f"cannot start: {exc}")
+        rclpy.try_shutdown()
+        raise SystemExit(1) from None
     host, port = robot.get_parameter("host").value, robot.get_parameter("port").value
     log = robot.get_logger()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access line per request at 10 Hz
+    app = create_app(robot, robot.cameras, robot.settings)
     try:
-        server = make_server(host, port, create_app(robot), threaded=True, request_handler=KeepAliveHandler)
+        server = make_server(host, port, app, threaded=True, request_handler=KeepAliveHandler)
     except (OSError, SystemExit) as exc:  # the port is taken (werkzeug exits): say so, before any thread runs
         reason = exc if isinstance(exc, OSError) else "the address is taken or not available (see above)"
         log.fatal(f"cannot serve on http://{host}:{port}/: {reason}")

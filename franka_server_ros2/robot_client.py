@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 
 import numpy as np
 from control_msgs.action import GripperCommand
@@ -24,15 +23,14 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.serialization import deserialize_message
-from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from isaac_franka_bridge.sim.cameras import load_cameras
-
+from .camera_specs import load_cameras
 from .cameras import CameraFeeds
 from .grippers import GRIPPERS, GripperGoal, GripperModel
+from .robot import RobotUnavailable, ServerSettings, StateSnapshot, TriggerResult
 
 TOPIC_TYPES = {
     "joint_states": JointState,
@@ -42,27 +40,6 @@ TOPIC_TYPES = {
 }
 STAMPED_TOPICS = tuple(TOPIC_TYPES)
 RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
-
-
-class RobotUnavailable(RuntimeError):
-    """The robot (simulated or real) does not answer: no state yet, or a service that is not there."""
-
-
-@dataclass(frozen=True)
-class StateSnapshot:
-    stamp: float  # header stamp of the control tick [s]
-    received: float  # time.monotonic() when the snapshot was completed
-    pose: np.ndarray  # (7,) x, y, z, qx, qy, qz, qw
-    vel: np.ndarray  # (6,)
-    force: np.ndarray  # (3,)
-    torque: np.ndarray  # (3,)
-    q: np.ndarray
-    dq: np.ndarray
-    jacobian: np.ndarray  # (6, 7)
-    gripper_pos: float
-
-    def euler_pose(self) -> np.ndarray:
-        return np.concatenate([self.pose[:3], Rotation.from_quat(self.pose[3:]).as_euler("xyz")])
 
 
 def _stamp(msg) -> float:
@@ -106,6 +83,17 @@ class FrankaRosClient(Node):
         self.declare_parameter(
             "service_timeout", 5.0, ParameterDescriptor(description="how long to wait for a robot service [s]")
         )
+        self.declare_parameter(
+            "base_frame",
+            "panda_link0",
+            ParameterDescriptor(
+                description="frame of the poses: the robot's panda_link0 (with its TF prefix)", read_only=True
+            ),
+        )
+        self.base_frame = self.get_parameter("base_frame").value
+        self.settings = ServerSettings(np.zeros(3), np.zeros(3))
+        self._read_settings()
+        self.add_post_set_parameters_callback(lambda changes: self._read_settings())
         gripper_type = self.get_parameter("gripper_type").value
         if gripper_type not in (*GRIPPERS, "None"):
             raise ValueError(f"gripper_type '{gripper_type}' must be one of {[*GRIPPERS, 'None']}")
@@ -161,7 +149,16 @@ class FrankaRosClient(Node):
         # responses (goal responses get lost, and it can crash): goals are sent by a task of the executor
         self._gripper_action = ActionClient(self, GripperCommand, "franka_gripper/gripper_action")
         self._pending_gripper_goal: GripperCommand.Goal | None = None
-        self.base_frame = "panda_link0"
+
+    def _read_settings(self) -> None:
+        """The parameters the routes read, kept current (each field replaced whole)."""
+        value = lambda name: self.get_parameter(name).value  # noqa: E731
+        self.settings.workspace_min = np.array(value("workspace_min"), dtype=float)
+        self.settings.workspace_max = np.array(value("workspace_max"), dtype=float)
+        self.settings.state_timeout = float(value("state_timeout"))
+
+    def warn(self, message: str) -> None:
+        self.get_logger().warn(message)
 
     # ------------------------------------------------------------------ state in
     def _raw_callback(self, topic: str):
@@ -200,7 +197,7 @@ class FrankaRosClient(Node):
         raw = {t: list(self._raw[t]) for t in STAMPED_TOPICS}  # list() of a deque is atomic under the GIL
         received, newest = raw["joint_states"][-1]
         age = time.monotonic() - received
-        if age > self.get_parameter("state_timeout").value:
+        if age > self.settings.state_timeout:
             raise RobotUnavailable(
                 f"robot state is stale: the last one arrived {age:.2f} s ago (robot or simulator stopped?)"
             )
@@ -238,7 +235,6 @@ class FrankaRosClient(Node):
     def _assemble(self, stamp: float, received: float, parts: dict) -> StateSnapshot:
         joints: JointState = parts["joint_states"]
         pose: PoseStamped = parts["O_T_EE"]
-        self.base_frame = pose.header.frame_id or self.base_frame
         twist = parts["O_dP_EE"].twist
         wrench = parts["K_F_ext_hat_K"].wrench
         p, o = pose.pose.position, pose.pose.orientation
@@ -286,10 +282,11 @@ class FrankaRosClient(Node):
         if not client.wait_for_service(timeout_sec=self.get_parameter("service_timeout").value):
             raise RobotUnavailable(f"{what} is not available (is the robot or simulator running?)")
 
-    def trigger(self, name: str, timeout: float = 5.0) -> Trigger.Response:
+    def trigger(self, name: str, timeout: float = 5.0) -> TriggerResult:
         client = self._trigger_clients[name]
         self._ready(client, client.srv_name)
-        return self._wait(client.call_async(Trigger.Request()), timeout, client.srv_name)
+        response = self._wait(client.call_async(Trigger.Request()), timeout, client.srv_name)
+        return TriggerResult(response.success, response.message)
 
     def compliance_parameter_ranges(self) -> dict[str, tuple[float, float] | None]:
         """The controller's writable double parameters and their ranges (None: unbounded), as its own
@@ -374,4 +371,4 @@ class FrankaRosClient(Node):
             self._gripper_action.send_goal_async(goal)
 
 
-__all__ = ["FrankaRosClient", "RobotUnavailable", "StateSnapshot"]
+__all__ = ["FrankaRosClient"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import yaml
 
-from .sim.cameras import CameraSpec, load_cameras
+from franka_server_ros2.camera_specs import CameraSpec, load_cameras
 
 GRIPPER_TYPES = ("Robotiq", "Franka", "None")
 DEFAULT_RESET_JOINT_TARGET = (0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0)

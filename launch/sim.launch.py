@@ -16,7 +16,6 @@ import rclpy.logging
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
 
 from isaac_franka_bridge.backends import DEFAULT_BACKEND, check_backend
 from isaac_franka_bridge.world import dump_world, load_world
@@ -57,6 +56,13 @@ def _overrides(context) -> dict:
     return values
 
 
+def _number(name: str, text: str, kind: type):
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{name}:={text} is not {'an integer' if kind is int else 'a number'}") from None
+
+
 def _nodes(context):
     share = get_package_share_directory("isaac_franka_bridge")
     config = os.path.join(share, "config", "sim.yaml")
@@ -64,6 +70,7 @@ def _nodes(context):
     try:
         world = load_world(world_file(share, arg["world"]), **_overrides(context))
         check_backend(arg["backend"], world)
+        overrides = {k: _number(k, arg[k], kind) for k, kind in SIM_OVERRIDES.items() if arg[k]}
     except ValueError as exc:  # one FATAL line, exit code 1, nothing started
         rclpy.logging.get_logger("sim.launch").fatal(f"cannot start: {exc}")
         raise SystemExit(1) from None
@@ -71,7 +78,6 @@ def _nodes(context):
     with resolved:
         resolved.write(dump_world(world))
     use_sim_time = arg["use_sim_time"].lower() == "true"
-    overrides = {k: ParameterValue(arg[k], value_type=t) for k, t in SIM_OVERRIDES.items() if arg[k]}
     nodes = [
         Node(
             package="isaac_franka_bridge",

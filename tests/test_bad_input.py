@@ -133,6 +133,7 @@ def test_without_a_robot_state_routes_answer_503_not_zeros():
         (("cameras_config:=/no/such/cameras.yaml",), "cameras_config /no/such/cameras.yaml: No such file"),
         (("reset_joint_target:=[0, 0, 0]",), "reset_joint_target must be 7 finite numbers"),
         (("world:=dual_arm", "gripper_type:=Franka"), "set for a world of 2 robots"),
+        (("real_time_factor:=fast",), "real_time_factor:=fast is not a number"),
         (("backend:=isaac",), "the isaac backend mounts no gripper_type 'Robotiq' (it has Franka)"),
         (("backend:=isaac", "gripper_type:=Franka"), "the isaac backend renders no cameras: set cameras_config:=none"),
     ],
@@ -154,3 +155,38 @@ def test_a_bad_launch_argument_or_world_stops_everything_with_one_fatal_line(arg
     assert process.popen.returncode == 1, output
     assert len(fatal) == 1 and reason in fatal[0], output
     assert "Traceback" not in output and "process started" not in output, output
+
+
+@pytest.mark.parametrize(
+    ("parameter", "reason"),
+    [
+        ("gripper_type:=Foo", "gripper_type 'Foo' must be one of"),
+        ("cameras_config:=/no/such/cameras.yaml", "No such file or directory"),
+    ],
+)
+def test_the_server_alone_stops_on_a_bad_parameter_with_one_fatal_line(parameter, reason):
+    """franka_server run by itself (ros2 run, another launch file): the same one-line refusal."""
+    process = Process(
+        [
+            "ros2",
+            "run",
+            "isaac_franka_bridge",
+            "franka_server",
+            "--ros-args",
+            "-p",
+            f"port:={free_port()}",
+            "-p",
+            parameter,
+        ],
+        "bad-server",
+        env=other_domain(),
+    )
+    try:
+        process.popen.wait(timeout=30)
+    finally:
+        process.stop()
+    output = process.output()
+    fatal = [line for line in output.splitlines() if "FATAL" in line]
+    assert process.popen.returncode == 1, output
+    assert len(fatal) == 1 and reason in fatal[0], output
+    assert "Traceback" not in output, output

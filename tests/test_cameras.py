@@ -9,7 +9,7 @@ import pytest
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
 
-from isaac_franka_bridge.sim.cameras import load_cameras
+from franka_server_ros2.camera_specs import load_cameras
 
 from conftest import Process, free_port, second_robot, wait_until
 

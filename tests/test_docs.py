@@ -21,7 +21,8 @@ def test_parameters_doc_is_generated_from_the_parameter_table():
 def test_every_http_route_is_documented(ros):
     client = FrankaRosClient()
     try:
-        rules = {rule.rule for rule in create_app(client).url_map.iter_rules() if rule.endpoint != "static"}
+        app = create_app(client, client.cameras, client.settings)
+        rules = {rule.rule for rule in app.url_map.iter_rules() if rule.endpoint != "static"}
     finally:
         client.destroy_node()
     doc = (ROOT / "docs" / "routes.md").read_text()

@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 import pytest
 
+from franka_server_ros2.camera_specs import load_cameras
 from isaac_franka_bridge.backends import check_backend, create_world
 from isaac_franka_bridge.backends.base import PhysicsRobot, PhysicsWorld
 from isaac_franka_bridge.backends.isaac_backend import (
@@ -27,7 +28,6 @@ from isaac_franka_bridge.backends.isaac_backend import (
     quat_wxyz_to_matrix,
     shift_jacobian,
 )
-from isaac_franka_bridge.sim.cameras import load_cameras
 from isaac_franka_bridge.world import load_world, one_robot_world
 
 CONFIG = os.path.join(os.path.dirname(__file__), "..", "config")

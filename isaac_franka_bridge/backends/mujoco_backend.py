@@ -20,7 +20,8 @@ import mujoco
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ..sim.cameras import CameraSpec
+from franka_server_ros2.camera_specs import CameraSpec
+
 from ..sim.state import ArmState
 from ..world import RobotSpec, WorldSpec, one_robot_world
 from . import CAPABILITIES

@@ -23,7 +23,9 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
 
-from ..sim.cameras import CameraSpec, Frame, SharedState, render_loop
+from franka_server_ros2.camera_specs import CameraSpec
+
+from ..sim.cameras import Frame, SharedState, render_loop
 from . import messages as msgs
 from .cdr import SerializedImage
 

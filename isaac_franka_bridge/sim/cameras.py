@@ -7,60 +7,14 @@ interpreter lock with the renderer. Frame times follow the simulated clock.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing import shared_memory
 
 import numpy as np
-import yaml
 
-
-@dataclass(frozen=True)
-class CameraSpec:
-    name: str
-    serial_number: str
-    width: int
-    height: int
-    fps: float
-    body: str  # body of the robot model it is fixed to
-    pos: tuple[float, float, float]
-    quat: tuple[float, float, float, float]  # (w, x, y, z), MuJoCo camera frame
-    fovy: float  # [deg] vertical field of view
-    sees_arm: bool = True  # False: the arm's links (not the gripper) are left out of its frames
-
-    def intrinsics(self) -> tuple[float, float, float]:
-        """Focal length [px] and principal point of the pinhole model."""
-        focal = 0.5 * self.height / math.tan(math.radians(self.fovy) / 2.0)
-        return focal, (self.width - 1) / 2.0, (self.height - 1) / 2.0
-
-
-def load_cameras(path: str) -> list[CameraSpec]:
-    """Cameras of a YAML file (config/cameras.yaml); ValueError naming the bad entry."""
-    with open(path) as f:
-        entries = (yaml.safe_load(f) or {}).get("cameras") or {}
-    cameras = []
-    for name, entry in entries.items():
-        try:
-            spec = CameraSpec(
-                name=str(name),
-                serial_number=str(entry["serial_number"]),
-                width=int(entry["width"]),
-                height=int(entry["height"]),
-                fps=float(entry["fps"]),
-                body=str(entry["body"]),
-                pos=tuple(float(v) for v in entry["pos"]),
-                quat=tuple(float(v) for v in entry["quat"]),
-                fovy=float(entry["fovy"]),
-                sees_arm=bool(entry.get("sees_arm", True)),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"camera '{name}' in {path}: {exc!r}") from exc
-        if len(spec.pos) != 3 or len(spec.quat) != 4 or spec.width <= 0 or spec.height <= 0 or spec.fps <= 0:
-            raise ValueError(f"camera '{name}' in {path}: pos needs 3 values, quat 4, sizes and fps > 0")
-        cameras.append(spec)
-    return cameras
+from franka_server_ros2.camera_specs import CameraSpec  # the format both sides share
 
 
 @dataclass(frozen=True)

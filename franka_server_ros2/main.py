@@ -11,6 +11,7 @@ import sys
 import threading
 
 import rclpy
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from werkzeug.serving import WSGIRequestHandler, make_server
@@ -50,7 +51,7 @@ def main(args: list[str] | None = None) -> None:
     stop_with_parent()  # a launch killed by SIGTERM takes this server with it
     try:
         robot = FrankaRosClient()
-    except (ValueError, OSError) as exc:  # a bad parameter or camera file: say which, no traceback
+    except (ValueError, OSError, ParameterException) as exc:  # a bad parameter or camera file: say which
         rclpy.logging.get_logger("franka_server").fatal(f"cannot start: {exc}")
         rclpy.try_shutdown()
         raise SystemExit(1) from None

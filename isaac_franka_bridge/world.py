@@ -1,8 +1,10 @@
-"""The simulated world: which robots it holds, where, with what, and where their servers listen.
+"""The simulated world: which robots it holds, where, with what, where their servers listen, and
+the objects around them.
 
 A world is a YAML file (config/worlds/*.yaml). Read by sim.launch.py, which starts one simulation
 for the world and one franka_server_ros2 per robot, and by the simulation itself. Pure data and
-checks: no ROS, no physics. Every per-robot default lives here, in `RobotSpec`.
+checks: no ROS, no physics; every backend builds the same description. Every per-robot default
+lives here, in `RobotSpec`, and every object's in `ObjectSpec`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,28 @@ from franka_server_ros2.camera_specs import CameraSpec, load_cameras
 
 GRIPPER_TYPES = ("Robotiq", "Franka", "None")
 DEFAULT_RESET_JOINT_TARGET = (0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0)
-DEFAULT_CUBE_POSITION = (0.55, 0.0)  # [m] x, y of the cube on the table, world frame
+SHAPES = {"box": 3, "cylinder": 2, "sphere": 1}  # how many size values: box x, y, z; cylinder radius, length
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    """A rigid object of the scene, the same for every backend."""
+
+    name: str  # its TF frame
+    shape: str = "box"  # box, cylinder (along its z axis) or sphere
+    size: tuple[float, ...] = (0.04, 0.04, 0.04)  # [m] box: full x, y, z; cylinder: radius, length; sphere: radius
+    position: tuple[float, float, float] = (0.55, 0.0, 0.02)  # [m] of its centre, world frame
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [rad] roll, pitch, yaw of its frame
+    mass: float = 0.0  # [kg]; 0: fixed in the world
+    friction: float = 1.0  # sliding friction coefficient
+    rgba: tuple[float, float, float, float] = (0.6, 0.6, 0.6, 1.0)
+
+
+# the cube to pick, turned to face the jaws of a gripper at the default reset pose (EE yawed -45 deg)
+DEFAULT_CUBE = ObjectSpec(
+    "cube", "box", (0.04, 0.04, 0.04), (0.55, 0.0, 0.02), (0.0, 0.0, -math.pi / 4), 0.1, 1.0, (0.8, 0.2, 0.2, 1.0)
+)
+OBJECT_KEYS = tuple(f.name for f in fields(ObjectSpec))
 
 
 @dataclass(frozen=True)
@@ -46,7 +69,7 @@ class RobotSpec:
 @dataclass(frozen=True)
 class WorldSpec:
     robots: tuple[RobotSpec, ...]
-    cube_position: tuple[float, float] = DEFAULT_CUBE_POSITION
+    objects: tuple[ObjectSpec, ...] = (DEFAULT_CUBE,)
     path: str = ""  # the file it came from
 
     def robot(self, namespace: str) -> RobotSpec:
@@ -95,7 +118,30 @@ def check_robot(robot: RobotSpec, where: str) -> RobotSpec:
     )
 
 
-def check_world(robots: Sequence[RobotSpec], cube_position, path: str = "") -> WorldSpec:
+def check_object(obj: ObjectSpec, where: str) -> ObjectSpec:
+    where = f"{where}: object '{obj.name}'"
+    if not str(obj.name).isidentifier():
+        raise ValueError(f"{where}: a name must be an identifier (it names a TF frame)")
+    if obj.shape not in SHAPES:
+        raise ValueError(f"{where}: shape '{obj.shape}' must be one of {', '.join(SHAPES)}")
+    size = _numbers(obj.size, SHAPES[obj.shape], f"{where}: size of a {obj.shape}")
+    mass, friction = _numbers([obj.mass, obj.friction], 2, f"{where}: mass and friction")
+    if min(size) <= 0.0 or mass < 0.0 or friction <= 0.0:
+        raise ValueError(f"{where}: sizes and friction must be > 0, mass >= 0 (0: fixed)")
+    return replace(
+        obj,
+        size=size,
+        position=_numbers(obj.position, 3, f"{where}: position"),
+        rpy=_numbers(obj.rpy, 3, f"{where}: rpy"),
+        mass=mass,
+        friction=friction,
+        rgba=_numbers(obj.rgba, 4, f"{where}: rgba"),
+    )
+
+
+def check_world(
+    robots: Sequence[RobotSpec], objects: Sequence[ObjectSpec] = (DEFAULT_CUBE,), path: str = ""
+) -> WorldSpec:
     where = path or "world"
     if not robots:
         raise ValueError(f"{where}: a world needs at least one robot")
@@ -110,12 +156,16 @@ def check_world(robots: Sequence[RobotSpec], cube_position, path: str = "") -> W
         raise ValueError(f"{where}: two robots' servers share an address ({addresses})")
     if len(checked) > 1 and "" in names:
         raise ValueError(f"{where}: in a world of several robots each needs a namespace")
-    return WorldSpec(checked, _numbers(cube_position, 2, f"{where}: cube_position"), path)
+    things = tuple(check_object(o, where) for o in objects)
+    names = [o.name for o in things]
+    if len(set(names)) != len(names) or "world" in names:
+        raise ValueError(f"{where}: object names must be unique and not 'world' ({names})")
+    return WorldSpec(checked, things, path)
 
 
 def one_robot_world(gripper_type: str = "Robotiq", cameras: Sequence[CameraSpec] = ()) -> WorldSpec:
     """A world of one robot at the origin, names unprefixed (tools, benchmarks, model-level tests)."""
-    world = check_world([RobotSpec(gripper_type=gripper_type)], DEFAULT_CUBE_POSITION)
+    world = check_world([RobotSpec(gripper_type=gripper_type)])
     return replace(world, robots=(replace(world.robots[0], cameras=tuple(cameras)),))
 
 
@@ -144,7 +194,7 @@ def load_world(path: str, **overrides) -> WorldSpec:
                 f"world file {path}: robot {i} has unknown keys {unknown} (known: {', '.join(ROBOT_KEYS)})"
             )
         if entry.get("cameras_config"):
-            entry = {**entry, "cameras_config": os.path.join(directory, str(entry["cameras_config"]))}
+            entry = {**entry, "cameras_config": os.path.normpath(os.path.join(directory, str(entry["cameras_config"])))}
         robots.append(RobotSpec(**entry))
     given = {k: v for k, v in overrides.items() if v not in (None, "")}
     if given.get("cameras_config") == "none":  # no cameras on any robot
@@ -154,7 +204,15 @@ def load_world(path: str, **overrides) -> WorldSpec:
         if len(robots) != 1:
             raise ValueError(f"{', '.join(sorted(given))} set for a world of {len(robots)} robots: set them in {path}")
         robots[0] = replace(robots[0], **given)
-    return check_world(robots, data.get("cube_position", DEFAULT_CUBE_POSITION), path)
+    objects = []
+    for i, entry in enumerate(data.get("objects", []) or []):
+        unknown = sorted(set(entry) - set(OBJECT_KEYS)) if isinstance(entry, dict) else ["(not a mapping)"]
+        if unknown or "name" not in entry:
+            raise ValueError(
+                f"world file {path}: object {i} needs a name; unknown keys {unknown} (known: {OBJECT_KEYS})"
+            )
+        objects.append(ObjectSpec(**entry))
+    return check_world(robots, objects, path)
 
 
 def dump_world(world: WorldSpec) -> str:
@@ -163,7 +221,8 @@ def dump_world(world: WorldSpec) -> str:
     for r in robots:
         if r["cameras_config"]:
             r["cameras_config"] = os.path.abspath(r["cameras_config"])
-    return yaml.safe_dump({"robots": robots, "cube_position": list(world.cube_position)}, sort_keys=False)
+    objects = [{k: _plain(getattr(o, k)) for k in OBJECT_KEYS} for o in world.objects]
+    return yaml.safe_dump({"robots": robots, "objects": objects}, sort_keys=False)
 
 
 def _plain(value):

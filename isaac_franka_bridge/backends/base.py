@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..sim.state import ArmState
-from ..world import WorldSpec
+from ..world import DEFAULT_CUBE, WorldSpec
 
 FRANKA_HAND_CONTINUOUS_FORCE = 70.0  # [N] the Franka hand's continuous grasp force (its data sheet)
 
@@ -25,6 +25,7 @@ class Capabilities:
     grippers: tuple[str, ...]  # gripper types it can mount
     cameras: bool  # whether it renders cameras
     max_robots: int  # robots in one world
+    objects: bool = True  # builds the world's objects (False: only the default cube)
 
     def refusal(self, backend: str, world: WorldSpec) -> str | None:
         """Why `world` cannot run on this backend, or None."""
@@ -40,6 +41,8 @@ class Capabilities:
                 )
             if r.cameras and not self.cameras:
                 return f"the {backend} backend renders no cameras: set cameras_config:=none"
+        if not self.objects and world.objects != (DEFAULT_CUBE,):
+            return f"the {backend} backend builds only the default cube, not the world's objects"
         return None
 
 

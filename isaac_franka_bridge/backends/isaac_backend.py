@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..sim.state import ArmState
-from ..world import WorldSpec
+from ..world import DEFAULT_CUBE, WorldSpec
 from . import CAPABILITIES
 from .base import FRANKA_HAND_CONTINUOUS_FORCE, PhysicsRobot, PhysicsWorld
 
@@ -45,7 +45,6 @@ HAND_YAW = -math.pi / 4  # the hand (and EE) frame is the flange frame turned by
 FINGER_RANGE = (0.0, 0.04)  # [m] travel of each finger
 GRIPPER_FORCE_MAX = 140.0  # [N] Franka Hand peak grasp force
 GRAVITY = 9.81  # [m/s^2]
-CUBE_SIZE, CUBE_MASS, CUBE_XY = 0.04, 0.1, (0.55, 0.0)  # the cube on the table, as in the MuJoCo scene
 FRANKA_ASSET = "Isaac/Robots/FrankaRobotics/FrankaPanda/franka.usd"  # relative to the asset root
 ROBOT_PRIM = "/World/franka"
 TABLE_PRIM = "/World/table"
@@ -232,16 +231,17 @@ class IsaacRobot(PhysicsRobot):
         )
         GroundPlane(TABLE_PRIM, name="table", z_position=0.0, physics_material=table_material)
         add_reference_to_stage(usd_path=_franka_usd_path(usd_path), prim_path=ROBOT_PRIM)
-        half_yaw = HAND_YAW / 2  # turned to face the fingers at the reset pose
+        cube = DEFAULT_CUBE  # the world's description (capabilities: only this object for now)
+        half_yaw = cube.rpy[2] / 2
         self.cube = self.world.scene.add(
             DynamicCuboid(
                 CUBE_PRIM,
-                name="cube",
-                position=np.array([*CUBE_XY, CUBE_SIZE / 2]),
+                name=cube.name,
+                position=np.array(cube.position),
                 orientation=np.array([math.cos(half_yaw), 0.0, 0.0, math.sin(half_yaw)]),
-                size=CUBE_SIZE,
-                mass=CUBE_MASS,
-                color=np.array([0.8, 0.2, 0.2]),
+                size=cube.size[0],
+                mass=cube.mass,
+                color=np.array(cube.rgba[:3]),
             )
         )
         self.robot = Articulation(ROBOT_PRIM, name="franka")

@@ -23,7 +23,7 @@ from scipy.spatial.transform import Rotation
 from franka_server_ros2.camera_specs import CameraSpec
 
 from ..sim.state import ArmState
-from ..world import RobotSpec, WorldSpec, one_robot_world
+from ..world import DEFAULT_CUBE, ObjectSpec, RobotSpec, WorldSpec, one_robot_world
 from . import CAPABILITIES
 from .base import PhysicsRobot, PhysicsWorld
 from .mujoco_assets import panda_xml
@@ -63,9 +63,38 @@ def _z_quat(angle: float) -> list[float]:
     return [float(np.cos(angle / 2)), 0.0, 0.0, float(np.sin(angle / 2))]
 
 
-CUBE_SIZE = 0.04  # [m] edge of the cube on the table
-CUBE_MASS = 0.1  # [kg]
-WORLD_FRAMES = ("cube",)  # free objects, published in the world frame
+CUBE_SIZE = DEFAULT_CUBE.size[0]  # [m] edge of the default world's cube
+GEOMS = {
+    "box": mujoco.mjtGeom.mjGEOM_BOX,
+    "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+    "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+}
+
+
+def geom_size(obj: ObjectSpec) -> list[float]:
+    """MuJoCo's size of an object: half extents of a box, radius and half length of a cylinder."""
+    if obj.shape == "box":
+        return [v / 2.0 for v in obj.size]
+    if obj.shape == "cylinder":
+        return [obj.size[0], obj.size[1] / 2.0]
+    return [obj.size[0]]
+
+
+def add_object(parent, obj: ObjectSpec) -> None:
+    """An object of the world's description: a free body with its mass, or fixed where it stands."""
+    quat = Rotation.from_euler("xyz", obj.rpy).as_quat()[[3, 0, 1, 2]]  # (w, x, y, z)
+    body = parent.add_body(name=obj.name, pos=list(obj.position), quat=quat.tolist())
+    if obj.mass > 0.0:
+        body.add_freejoint(name=obj.name)
+    geom = body.add_geom(
+        name=obj.name,
+        type=GEOMS[obj.shape],
+        size=geom_size(obj),
+        rgba=list(obj.rgba),
+        friction=[obj.friction, 0.005, 0.0001],
+    )
+    if obj.mass > 0.0:
+        geom.mass = obj.mass
 
 
 def robot_spec(gripper: MujocoGripper, cameras: Sequence[CameraSpec] = ()) -> mujoco.MjSpec:
@@ -111,12 +140,8 @@ def build_world(world: WorldSpec, timestep: float = 0.001) -> mujoco.MjModel:
     table = spec.worldbody
     table.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.1], rgba=[0.55, 0.5, 0.45, 1])
     table.add_light(pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
-    # a cube to pick, turned to face the gripper's jaws at the reset pose (EE yawed -45 deg)
-    cube = table.add_body(name="cube", pos=[*world.cube_position, CUBE_SIZE / 2], quat=_z_quat(-np.pi / 4))
-    cube.add_freejoint(name="cube")
-    cube.add_geom(
-        name="cube", type=mujoco.mjtGeom.mjGEOM_BOX, size=[CUBE_SIZE / 2] * 3, mass=CUBE_MASS, rgba=[0.8, 0.2, 0.2, 1]
-    )
+    for obj in world.objects:
+        add_object(table, obj)
     cameras = [c for r in world.robots for c in r.cameras]
     if cameras:
         spec.visual.global_.offwidth = max(c.width for c in cameras)
@@ -326,8 +351,8 @@ class MujocoWorld(PhysicsWorld):
         self._options = (world, self.timestep)  # rebuilds the same scene in a rendering process
         self.coriolis = np.zeros(self.model.nv)
         self._gravity = self.model.opt.gravity.copy()
-        self._frame_bodies = [self.model.body(n).id for n in WORLD_FRAMES]
-        self.frame_names = WORLD_FRAMES
+        self.frame_names = tuple(o.name for o in world.objects)  # published in the world frame
+        self._frame_bodies = [self.model.body(n).id for n in self.frame_names]
         mujoco.mj_forward(self.model, self.data)
 
     def begin_step(self) -> None:

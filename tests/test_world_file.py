@@ -1,0 +1,87 @@
+"""World files (isaac_franka_bridge/world.py): what they may say, what they refuse, and that MuJoCo
+builds the objects they describe with real physics. In process, no ROS."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import mujoco
+import numpy as np
+import pytest
+
+from isaac_franka_bridge.backends import check_backend, create_world
+from isaac_franka_bridge.world import DEFAULT_CUBE, ObjectSpec, RobotSpec, check_world, load_world
+
+WORLDS = os.path.join(os.path.dirname(__file__), "..", "config", "worlds")
+
+
+@pytest.mark.parametrize("name", sorted(f[:-5] for f in os.listdir(WORLDS) if f.endswith(".yaml")))
+def test_every_shipped_world_loads_and_round_trips(name):
+    from isaac_franka_bridge.world import dump_world
+
+    world = load_world(os.path.join(WORLDS, f"{name}.yaml"))
+    path = os.path.join(tempfile.mkdtemp(), "again.yaml")
+    with open(path, "w") as f:
+        f.write(dump_world(world))
+    again = load_world(path)
+    assert again.robots == world.robots and again.objects == world.objects
+    assert [c.name for r in again.robots for c in r.cameras] == [c.name for r in world.robots for c in r.cameras]
+
+
+def test_the_default_world_has_the_cube_the_tests_pick():
+    world = load_world(os.path.join(WORLDS, "single_arm.yaml"))
+    assert world.objects == (DEFAULT_CUBE,)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("robots: [{gripper: Robotiq}]", "unknown keys ['gripper']"),
+        ("robots: []", "at least one robot"),
+        ("robots: [{namespace: a}, {namespace: a, port: 5001}]", "share a namespace"),
+        ("robots: [{namespace: a}, {namespace: b}]", "share an address"),
+        ("robots: [{namespace: a}, {port: 5001}]", "each needs a namespace"),
+        ("robots: [{base_position: [0, 0]}]", "base_position must be 3 finite numbers"),
+        ("robots: [{port: 70000}]", "port 70000 must be 1..65535"),
+        ("robots: [{}]\nobjects: [{name: b, shape: cone}]", "shape 'cone' must be one of box, cylinder, sphere"),
+        ("robots: [{}]\nobjects: [{name: b, shape: sphere, size: [0.1, 0.2]}]", "size of a sphere must be 1"),
+        ("robots: [{}]\nobjects: [{name: b, mass: -1}]", "mass >= 0"),
+        ("robots: [{}]\nobjects: [{name: b}, {name: b}]", "must be unique"),
+        ("robots: [{}]\nobjects: [{shape: box}]", "needs a name"),
+        ("robots: [{}]\nobjects: [{name: 'not a frame'}]", "must be an identifier"),
+        ("robots: [", "not valid YAML"),
+    ],
+)
+def test_a_bad_world_file_is_refused_with_the_reason(text, reason):
+    path = os.path.join(tempfile.mkdtemp(), "world.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    with pytest.raises(ValueError, match=reason.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
+        load_world(path)
+
+
+def test_mujoco_builds_each_shape_fixed_or_free_and_free_ones_come_to_rest_on_the_table():
+    objects = (
+        ObjectSpec("block", "box", (0.1, 0.06, 0.04), (0.4, 0.4, 0.1), (0.0, 0.0, 0.3), 0.2),
+        ObjectSpec("can", "cylinder", (0.03, 0.1), (0.4, -0.4, 0.2), mass=0.3),
+        ObjectSpec("ball", "sphere", (0.025,), (-0.4, 0.4, 0.3), mass=0.05),
+        ObjectSpec("post", "box", (0.05, 0.05, 0.3), (-0.4, -0.4, 0.15)),  # fixed
+    )
+    world = create_world("mujoco", check_world([RobotSpec()], objects))
+    assert world.frame_names == ("block", "can", "ball", "post")
+    mujoco.mj_step(world.model, world.data, 2000)  # 2 s, the arm unactuated far away
+    positions, quats = world.frame_poses()
+    heights = dict(zip(world.frame_names, positions[:, 2], strict=True))
+    assert heights["block"] == pytest.approx(0.02, abs=0.002)  # resting on its 4 cm side
+    assert heights["can"] == pytest.approx(0.05, abs=0.002)  # standing on its end
+    assert heights["ball"] == pytest.approx(0.025, abs=0.002)
+    assert heights["post"] == pytest.approx(0.15, abs=1e-9)  # fixed where it stands
+    np.testing.assert_allclose(np.linalg.norm(quats, axis=1), 1.0)
+
+
+def test_the_isaac_backend_refuses_objects_it_does_not_build_yet():
+    world = check_world([RobotSpec(gripper_type="Franka")], (ObjectSpec("block"),))
+    with pytest.raises(ValueError, match="builds only the default cube"):
+        check_backend("isaac", world)
+    check_backend("isaac", check_world([RobotSpec(gripper_type="Franka")]))  # the default cube: accepted

@@ -17,7 +17,7 @@ from rclpy.signals import SignalHandlerOptions
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from .app import create_app
-from .process import stop_with_parent
+from .process import ignore_stop_signals, stop_with_parent
 from .robot_client import FrankaRosClient
 
 GIL_SWITCH_INTERVAL = 0.0005  # [s]
@@ -77,6 +77,7 @@ def main(args: list[str] | None = None) -> None:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        ignore_stop_signals()  # stopping: a second Ctrl-C or SIGTERM must not cut the clean-up short
         server.server_close()
         executor.shutdown()
         robot.destroy_node()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import psutil
 import requests
 
 from isaac_franka_bridge.world import WorldSpec, dump_world, load_world
@@ -47,6 +48,17 @@ class Process:
 
     def alive(self) -> bool:
         return self.popen.poll() is None
+
+    def send(self, sig: int) -> None:
+        """`sig` to the command's own process only, as `kill PID`, `docker stop` or make do; not its group."""
+        os.kill(self.popen.pid, sig)
+
+    def descendants(self) -> list[psutil.Process]:
+        """The processes the command started, and theirs (empty once it has ended)."""
+        try:
+            return psutil.Process(self.popen.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
 
     def stop(self, sig: int = signal.SIGINT, timeout: float = 15.0) -> None:
         if self.alive():

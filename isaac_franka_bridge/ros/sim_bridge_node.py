@@ -25,7 +25,7 @@ from rosgraph_msgs.msg import Clock
 from scipy.spatial.transform import Rotation
 from tf2_msgs.msg import TFMessage
 
-from franka_server_ros2.process import stop_with_parent
+from franka_server_ros2.process import ignore_stop_signals, stop_with_parent
 
 from ..backends import PhysicsWorld, check_backend, create_world
 from ..controller import CartesianImpedanceController
@@ -280,6 +280,7 @@ def main(args: list[str] | None = None) -> None:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        ignore_stop_signals()  # stopping: a second Ctrl-C or SIGTERM must not cut the clean-up short
         if process is not None:
             process.shutdown()
         rclpy.try_shutdown()

@@ -68,6 +68,7 @@ def test_a_loop_that_died_refuses_calls_at_once_and_fails_those_waiting():
     assert time.monotonic() - t0 < 0.1
     loop.stop()  # joins the dead thread here, so its exception is reported with this test
 
+
 def test_the_pace_is_set_as_a_number():
     loop = make_loop(one_robot_world(), [])
     loop.set_pace(2.0)

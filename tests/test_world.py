@@ -20,6 +20,7 @@ from test_gripper import move, open_fully, settled_opening
 from tf2_msgs.msg import TFMessage
 
 from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE
+from isaac_franka_bridge.world import DEFAULT_CUBE
 
 from conftest import Robot, isolated_launch, wait_until
 
@@ -103,6 +104,12 @@ class TfRecorder:
             rotation = Rotation.from_quat(q) * rotation
             frame = parent
         return position
+
+    def world_quat(self, frame: str) -> np.ndarray:
+        """(x, y, z, w) of a frame whose parent is `world`."""
+        parent, _, quat = self.transforms[frame]
+        assert parent == "world", parent
+        return quat
 
     def close(self) -> None:
         for s in self._subscriptions:
@@ -204,6 +211,7 @@ def test_an_object_held_by_one_arm_is_touched_by_the_other_and_grasped_from_the_
     move(left, at("left", cube), down)
     assert left.ok("close_gripper") == "Closed"
     assert 0.3 < settled_opening(left) < 0.7, "the Franka hand should stop on the 4 cm cube"
+    time.sleep(1.0)  # the grip is up to force before the lift (on a loaded machine the state lags)
     handover = np.array([0.55, 0.0, 0.2])
     move(left, at("left", handover + [0, 0, 0.1]), down, tolerance=0.008)
     move(left, at("left", handover), down, tolerance=0.008)
@@ -227,12 +235,16 @@ def test_an_object_held_by_one_arm_is_touched_by_the_other_and_grasped_from_the_
     move(left, at("left", table + [0, 0.3, 0.15]), down, tolerance=0.01)  # out of the right arm's way
     placed = tf.world_position("cube")
     assert np.linalg.norm(placed[:2] - table[:2]) < 0.03, placed
-    # the right arm picks it up
+    # the right arm picks it up, its jaws turned square to the cube as the left arm left it
     open_fully(right)
+    yaw = Rotation.from_quat(tf.world_quat("cube")).as_euler("xyz")[2]
+    turn = (yaw - DEFAULT_CUBE.rpy[2] + np.pi / 4) % (np.pi / 2) - np.pi / 4  # a cube looks alike every 90 deg
+    right_down = (Rotation.from_euler("z", turn) * Rotation.from_quat(right_down)).as_quat()
     move(right, at("right", placed + [0, 0, 0.13]), right_down)
     move(right, at("right", placed), right_down)
     assert right.ok("close_gripper") == "Closed"
     assert 0.2 < settled_opening(right) < 0.85, "the Robotiq should stop on the cube"
+    time.sleep(1.0)  # the grip is up to force before the lift (on a loaded machine the state lags)
     move(right, at("right", placed + [0, 0, 0.1]), right_down, tolerance=0.006)
     assert tf.world_position("cube")[2] - placed[2] > 0.085, "the right arm did not lift the cube"
     right.ok("move_gripper", {"gripper_pos": 0})

@@ -37,7 +37,9 @@ from ..world import RobotSpec
 from . import messages as msgs
 from . import parameters
 
-GRIPPER_SETTLE_TIMEOUT = 3.0  # [s] a gripper goal ends when the fingers stop or after this long
+GRIPPER_SETTLE_S = 0.2  # [s] of simulated time the fingers stand still: the goal has ended
+GRIPPER_SETTLE_TIMEOUT = 3.0  # [s] of simulated time: a gripper goal ends after this long in any case
+GRIPPER_WALL_TIMEOUT = 30.0  # [s] of wall-clock time, when the simulation does not advance at all
 JOINT_RESET_TIMEOUT = 35.0  # [s]
 STATE_QOS = QoSProfile(depth=10)
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -211,25 +213,30 @@ class FrankaGripper(RobotNode):
         return GoalResponse.ACCEPT if math.isfinite(c.position) and math.isfinite(c.max_effort) else GoalResponse.REJECT
 
     def _execute(self, goal_handle) -> GripperCommand.Result:
+        """Drive the fingers; the goal ends when they have stood still for GRIPPER_SETTLE_S of simulated
+        time, or after GRIPPER_SETTLE_TIMEOUT simulated seconds. Simulated, not wall-clock, time: a
+        simulation slowed down by a loaded CPU must not look like fingers that stopped."""
         command = goal_handle.request.command
         with self._lock:
             self._goal += 1
             mine = self._goal
         body = self.control.body
         self.loop.call(lambda: body.command_gripper(command.position, command.max_effort))
-        deadline = time.monotonic() + GRIPPER_SETTLE_TIMEOUT
-        previous, still_since = None, time.monotonic()
+        start = self.latest.stamp
+        previous, still_since = None, start
         position = float("nan")
-        while time.monotonic() < deadline:
+        wall_deadline = time.monotonic() + GRIPPER_WALL_TIMEOUT  # the simulation stopped altogether
+        while time.monotonic() < wall_deadline and self.loop.running:
             time.sleep(0.02)
-            position = float(self.latest.gripper_positions[0])
+            snap = self.latest
+            position = float(snap.gripper_positions[0])
             if self._goal != mine:  # preempted by a newer goal
                 goal_handle.abort()
                 return GripperCommand.Result(position=position, effort=0.0, stalled=False, reached_goal=False)
             if previous is None or abs(position - previous) > 1e-4:
-                still_since = time.monotonic()
+                still_since = snap.stamp
             previous = position
-            if time.monotonic() - still_since > 0.2:
+            if snap.stamp - still_since > GRIPPER_SETTLE_S or snap.stamp - start > GRIPPER_SETTLE_TIMEOUT:
                 break
         reached = abs(position - command.position) < 0.02
         goal_handle.succeed()

@@ -70,6 +70,8 @@ def other_domain() -> dict[str, str]:
 def isolated_launch(robots: list[Robot], port: int | None, *launch_args: str):
     """sim.launch.py on a ROS domain of its own, with a ROS node of the test on that domain, once every
     robot's server answers. Yields (node, process)."""
+    if _session_sim is not None:
+        _session_sim.pause()  # this world gets the machine to itself (two cores run one world well)
     env = other_domain()
     process = launch_sim(port, *launch_args, env=env)
     context = rclpy.Context()
@@ -100,20 +102,49 @@ def second_robot(*launch_args: str):
         yield robot, node, process
 
 
+class SessionSim:
+    """The session's sim.launch.py (one arm, no cameras) on one port and ROS domain. Started when a test
+    needs it; paused (stopped) while a test runs a world of its own, so that on a 2-core machine one
+    simulation at a time has the CPU, then started again on the same port for the next test that needs it."""
+
+    def __init__(self) -> None:
+        self.robot = Robot(f"http://127.0.0.1:{free_port()}/")
+        self.process: Process | None = None
+
+    def ensure(self) -> tuple[Robot, Process]:
+        """(Robot, Process) of the running simulation, started if it is not."""
+        if self.process is None or not self.process.alive():
+            port = int(self.robot.url.rsplit(":", 1)[1].strip("/"))
+            self.process = launch_sim(port)
+            up = lambda: answering(self.robot.url, self.robot.session) or not self.process.alive()  # noqa: E731
+            if not wait_until(up, STARTUP_TIMEOUT, 0.25) or not self.process.alive():
+                output = self.process.output()
+                self.pause()
+                pytest.fail(f"sim.launch.py did not come up:\n{output}")
+        return self.robot, self.process
+
+    def pause(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
+
+
+_session_sim: SessionSim | None = None
+
+
 @pytest.fixture(scope="session")
-def sim():
-    """sim.launch.py, running for the whole session: yields (Robot, Process)."""
-    port = free_port()
-    process = launch_sim(port)
-    robot = Robot(f"http://127.0.0.1:{port}/")
-    if (
-        not wait_until(lambda: answering(robot.url, robot.session) or not process.alive(), STARTUP_TIMEOUT, 0.25)
-        or not process.alive()
-    ):
-        process.stop()
-        pytest.fail(f"sim.launch.py did not come up:\n{process.output()}")
-    yield robot, process
-    process.stop()
+def session_sim():
+    global _session_sim
+    _session_sim = SessionSim()
+    yield _session_sim
+    _session_sim.pause()
+    _session_sim = None
+
+
+@pytest.fixture()
+def sim(session_sim) -> tuple[Robot, Process]:
+    """The session's sim.launch.py, running: (Robot, Process)."""
+    return session_sim.ensure()
 
 
 @pytest.fixture()
@@ -196,15 +227,22 @@ class RosProbe(Node):
 
 
 @pytest.fixture(scope="session")
-def ros(sim):
+def probe():
+    """The test's ROS node on the session simulation's domain, for the whole session."""
     rclpy.init()
-    probe = RosProbe()
+    node = RosProbe()
     executor = SingleThreadedExecutor()
-    executor.add_node(probe)
+    executor.add_node(node)
     thread = threading.Thread(target=executor.spin, daemon=True)
     thread.start()
-    assert wait_until(lambda: probe.wrench_publisher.get_subscription_count() > 0, 20.0)
-    yield probe
+    yield node
     executor.shutdown()
-    probe.destroy_node()
+    node.destroy_node()
     rclpy.try_shutdown()
+
+
+@pytest.fixture()
+def ros(sim, probe) -> RosProbe:
+    """The probe, once the running simulation has discovered it."""
+    assert wait_until(lambda: probe.wrench_publisher.get_subscription_count() > 0, 20.0)
+    return probe

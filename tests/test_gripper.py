@@ -16,12 +16,14 @@ from conftest import second_robot, wait_until
 
 
 @pytest.fixture(params=["Robotiq", "Franka"], scope="module")
-def rig(request, sim, ros):
+def rig(request, session_sim, probe):
     """(robot over HTTP, a ROS node on its domain) for the gripper type."""
     if request.param == "Robotiq":  # the session's simulation
-        yield sim[0], ros
+        robot, _ = session_sim.ensure()
+        assert wait_until(lambda: probe.wrench_publisher.get_subscription_count() > 0, 20.0)
+        yield robot, probe
         return
-    with second_robot("gripper_type:=Franka") as (robot, node, _):
+    with second_robot("gripper_type:=Franka") as (robot, node, _):  # pauses the session's simulation
         yield robot, node
 
 
@@ -211,8 +213,11 @@ def test_a_new_gripper_goal_preempts_the_active_one(robot, ros):
         client.destroy()
 
 
-def opening_over_time(robot, seconds: float) -> list[tuple[float, float]]:
-    t0, samples = time.monotonic(), []
+def opening_over_time(robot, route: str, seconds: float) -> list[tuple[float, float]]:
+    """gripper_pos over `seconds` after posting `route`, timed from the moment the request is sent."""
+    t0 = time.monotonic()
+    assert robot.ok(route) == "Closed"
+    samples = []
     while time.monotonic() - t0 < seconds:
         samples.append((time.monotonic() - t0, robot.state()["gripper_pos"]))
         time.sleep(0.02)
@@ -235,13 +240,13 @@ def test_grippers_close_at_the_original_speeds(rig):
         return next(t for t, g in samples if g < 0.5)
 
     open_fully(robot)
-    assert robot.ok("close_gripper") == "Closed"
-    fast = opening_over_time(robot, 1.5)
+    fast = opening_over_time(robot, "close_gripper", 1.5)
     open_fully(robot)
-    assert robot.ok("close_gripper_slow") == "Closed"
-    slow = opening_over_time(robot, 3.5)
+    slow = opening_over_time(robot, "close_gripper_slow", 3.5)
     assert slow[-1][1] < 0.15, "a slow close still closes"
-    # half a stroke takes about half a full stroke's time (plus the fingers' lag and the HTTP call)
-    assert 0.5 * fast_s / 2 < half_closed_after(fast) < fast_s / 2 + 0.25, (half_closed_after(fast), fast_s)
-    assert 0.7 * slow_s / 2 < half_closed_after(slow) < slow_s / 2 + 0.3, (half_closed_after(slow), slow_s)
+    # half a stroke takes about half a full stroke's time, plus the fingers' lag, the HTTP calls and, on a
+    # loaded machine, a late state: bounded generously above, not below (an instant close fails)
+    assert 0.5 * fast_s / 2 < half_closed_after(fast) < 1.5 * fast_s / 2 + 0.3, (half_closed_after(fast), fast_s)
+    assert 0.7 * slow_s / 2 < half_closed_after(slow) < 1.5 * slow_s / 2 + 0.3, (half_closed_after(slow), slow_s)
+    assert half_closed_after(slow) > 1.5 * half_closed_after(fast), "the slow close is slower"
     open_fully(robot)

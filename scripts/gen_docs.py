@@ -28,8 +28,11 @@ curl -X POST http://127.0.0.1:5000/update_param -H 'Content-Type: application/js
      -d '{{"translational_stiffness": 3000, "rotational_stiffness": 200}}'
 ```
 
-`/update_param` sets all the given values atomically: an unknown name or an out-of-range value
-answers 400 and changes nothing. Gains and the equilibrium are filtered toward new values (factor
+`/update_param` does what the original server's dynamic_reconfigure client did: each value is
+converted as `float()` converts it, an out-of-range value is clamped into its range (logged, and
+named in the `X-Clamped-Parameters` header), and the whole set is applied at once; an unknown name or
+a value `float()` refuses answers 400 and changes nothing. `ros2 param set` outside a range is
+refused, as ROS 2 refuses it. Gains and the equilibrium are filtered toward new values (factor
 0.005 per 1 ms tick); clips apply at once.
 
 | name | default | range | meaning |

@@ -13,7 +13,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
-        (f"share/{PACKAGE}/config/worlds", glob("config/worlds/*.yaml")),
+        (f"share/{PACKAGE}/config/tasks", glob("config/tasks/*.yaml")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

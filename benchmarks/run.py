@@ -276,7 +276,7 @@ def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) 
 
 
 def product_two_robots(seconds: float, requests_n: int) -> dict:
-    """The dual-arm world (config/worlds/dual_arm.yaml on free ports, cameras off): the real-time factor
+    """The dual-arm world (config/tasks/dual_arm.yaml on free ports, cameras off): the real-time factor
     from /diagnostics, and each server's /getstate round trip, both clients asking at once."""
     path, spec = world_on_free_ports("dual_arm", tempfile.mkdtemp(prefix="bench-world-"))
     urls = [f"http://{r.host}:{r.port}/" for r in spec.robots]
@@ -438,7 +438,7 @@ def main() -> int:
     if not args.cameras_only:
         rows += product_rows(args, f)
         print("two robots in one world (dual_arm), cameras off ...", flush=True)
-        cap = physics_capacity(args.ticks, str(CONFIG / "worlds" / "dual_arm.yaml"))
+        cap = physics_capacity(args.ticks, str(CONFIG / "tasks" / "dual_arm.yaml"))
         rows.append(("two robots: physics + controllers tick (median / p99)", f(cap["tick_us"], "us")))
         rows += two_robot_rows(product_two_robots(args.seconds, args.requests // 2), f)
     if not args.no_cameras:

@@ -7,6 +7,7 @@ Answers are those of HIL-SERL's franka_server (text strings, JSON keys); errors 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from .grippers import GripperGoal, GripperModel
 from .robot import Robot, RobotRefused, RobotUnavailable, ServerSettings, StateSnapshot
 
 JOINT_RESET_TIMEOUT = 40.0  # [s] the original waits up to ~30 s for the arm, plus its own sleeps
+WRENCH_RESET_WAIT = 2.0  # [s] the egg-flip server's /reset sleeps this long after asking for the reset
 
 # state routes: name -> what of the snapshot they answer
 STATE_ROUTES: dict[str, Callable[[StateSnapshot], dict[str, Any]]] = {
@@ -103,29 +105,73 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
         response.status_code = 200 if status == "ok" else 503
         return response
 
-    @app.post("/pose")
-    def pose():
-        position, quat = bodies.pose(_json_body(), settings.workspace_min, settings.workspace_max)
-        robot.move(position, quat)
-        return "Moved"
-
     def call(service: str, timeout: float = 5.0) -> None:
         """A robot service that must succeed; its refusal is a 500 with the reason."""
         response = robot.trigger(service, timeout)
         if not response.success:
             raise RobotRefused(f"{service}: {response.message}")
 
-    def trigger_route(path: str, services: tuple[str, ...], answer: str) -> None:
+    trigger_route(app, call, "/clearerr", ("error_recovery",), "Clear")
+    if settings.controller == "wrench":
+        add_wrench_routes(app, robot, call)
+    else:
+        add_impedance_routes(app, robot, settings, call)
+
+    @app.get("/task")
+    def task():
+        """The simulated task's ground truth (a new, read-only route; 503 behind a real robot)."""
+        return jsonify(robot.task_state())
+
+    def gripper():
+        if robot.gripper is None:
+            raise BadRequest("no gripper configured (gripper_type None)")
+        return robot.gripper
+
+    def gripper_route(path: str, answer: str, command: Callable[[GripperModel], GripperGoal | None]) -> None:
+        """The original gripper server's command for the route; None = it sends nothing."""
+
         def route():
-            for service in services:
-                call(service)
+            model = gripper()
+            robot.wait_for_gripper()
+            goal = command(model)
+            if goal is not None:
+                robot.command_gripper(goal)
             return answer
 
         app.add_url_rule(path, path.strip("/"), route, methods=["POST"])
 
-    trigger_route("/clearerr", ("error_recovery",), "Clear")
-    trigger_route("/startimp", ("error_recovery", "start"), "Started impedance")  # the original clears first
-    trigger_route("/stopimp", ("stop",), "Stopped impedance")
+    gripper_route("/activate_gripper", "Activated", lambda g: g.activate())
+    gripper_route("/reset_gripper", "Reset", lambda g: g.reset())
+    gripper_route("/open_gripper", "Opened", lambda g: g.open())
+    gripper_route("/close_gripper", "Closed", lambda g: g.close())
+    if settings.controller != "wrench":  # the egg-flip server has no slow close
+        gripper_route("/close_gripper_slow", "Closed", lambda g: g.close_slow())
+    gripper_route("/move_gripper", "Moved Gripper", lambda g: g.move(bodies.gripper_command(_json_body())))
+
+    add_camera_routes(app, feeds, settings.world_servers)
+    return app
+
+
+def trigger_route(app: Flask, call: Callable[[str], None], path: str, services: tuple[str, ...], answer: str) -> None:
+    def route():
+        for service in services:
+            call(service)
+        return answer
+
+    app.add_url_rule(path, path.strip("/"), route, methods=["POST"])
+
+
+def add_impedance_routes(app: Flask, robot: Robot, settings: ServerSettings, call: Callable[[str], None]) -> None:
+    """franka_server.py's routes over the Cartesian impedance controller."""
+
+    @app.post("/pose")
+    def pose():
+        position, quat = bodies.pose(_json_body(), settings.workspace_min, settings.workspace_max)
+        robot.move(position, quat)
+        return "Moved"
+
+    trigger_route(app, call, "/startimp", ("error_recovery", "start"), "Started impedance")  # the original clears first
+    trigger_route(app, call, "/stopimp", ("stop",), "Stopped impedance")
 
     @app.post("/jointreset")
     def joint_reset():
@@ -165,33 +211,24 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
             raise BadRequest(f"load refused: {reason}")
         return "Set Load"
 
-    def gripper():
-        if robot.gripper is None:
-            raise BadRequest("no gripper configured (gripper_type None)")
-        return robot.gripper
 
-    def gripper_route(path: str, answer: str, command: Callable[[GripperModel], GripperGoal | None]) -> None:
-        """The original gripper server's command for the route; None = it sends nothing."""
+def add_wrench_routes(app: Flask, robot: Robot, call: Callable[[str], None]) -> None:
+    """franka_eggflip_server.py's routes over the Cartesian wrench controller (HIL-SERL's egg_flip)."""
 
-        def route():
-            model = gripper()
-            robot.wait_for_gripper()
-            goal = command(model)
-            if goal is not None:
-                robot.command_gripper(goal)
-            return answer
+    trigger_route(app, call, "/startwrench", ("error_recovery", "start"), "Started wrench")  # clears, then starts
+    trigger_route(app, call, "/stopwrench", ("stop",), "Stopped wrench")
 
-        app.add_url_rule(path, path.strip("/"), route, methods=["POST"])
+    @app.post("/wrench")
+    def wrench():
+        robot.send_wrench(bodies.finite_vector(_json_body(), "arr", 6))
+        return "Moved"
 
-    gripper_route("/activate_gripper", "Activated", lambda g: g.activate())
-    gripper_route("/reset_gripper", "Reset", lambda g: g.reset())
-    gripper_route("/open_gripper", "Opened", lambda g: g.open())
-    gripper_route("/close_gripper", "Closed", lambda g: g.close())
-    gripper_route("/close_gripper_slow", "Closed", lambda g: g.close_slow())
-    gripper_route("/move_gripper", "Moved Gripper", lambda g: g.move(bodies.gripper_command(_json_body())))
-
-    add_camera_routes(app, feeds)
-    return app
+    @app.post("/reset")
+    def reset():
+        """The controller moves the arm back to its reset joints (for 1 s); the original waits 2 s."""
+        robot.reset_wrench_controller()
+        time.sleep(WRENCH_RESET_WAIT)
+        return "Reset"
 
 
 def _number(name: str, kind: type, default, low, high):
@@ -219,7 +256,7 @@ def _crop():
         raise BadRequest(str(exc)) from exc
 
 
-def add_camera_routes(app: Flask, feeds: CameraFeeds) -> None:
+def add_camera_routes(app: Flask, feeds: CameraFeeds, servers: tuple[str, ...] = ()) -> None:
     """Frames for clients without ROS: listing, raw long poll, base64 JPEG, WebSocket stream."""
 
     def frame_or_error(name: str, after: int, timeout: float):
@@ -245,7 +282,7 @@ def add_camera_routes(app: Flask, feeds: CameraFeeds) -> None:
 
     @app.get("/cameras")
     def camera_list():
-        return jsonify(cameras=feeds.listing())
+        return jsonify(cameras=feeds.listing(), servers=list(servers))
 
     @app.get("/frame/<name>")
     def frame(name: str):

@@ -19,8 +19,8 @@ class CameraSpec:
     width: int
     height: int
     fps: float
-    body: str  # body of the robot model it is fixed to
-    pos: tuple[float, float, float]
+    body: str  # body of the robot model it is fixed to, or "world" (fixed in the world)
+    pos: tuple[float, float, float]  # [m] in that body's frame (the world frame for "world")
     quat: tuple[float, float, float, float]  # (w, x, y, z), MuJoCo camera frame
     fovy: float  # [deg] vertical field of view
     sees_arm: bool = True  # False: the arm's links (not the gripper) are left out of its frames
@@ -31,10 +31,21 @@ class CameraSpec:
         return focal, (self.width - 1) / 2.0, (self.height - 1) / 2.0
 
 
+WORLD_BODY = "world"  # a camera with this body is fixed in the world (pos/quat in the world frame)
+
+
 def load_cameras(path: str) -> list[CameraSpec]:
     """Cameras of a YAML file (config/cameras.yaml); ValueError naming the bad entry."""
     with open(path) as f:
         entries = (yaml.safe_load(f) or {}).get("cameras") or {}
+    return cameras_from_mapping(entries, path)
+
+
+def cameras_from_mapping(entries: dict, where: str) -> list[CameraSpec]:
+    """Cameras of a `{name: {serial_number, width, ...}}` mapping (a camera file's `cameras`, or a
+    robot's `cameras` in a task file); ValueError naming the bad entry."""
+    if not isinstance(entries, dict):
+        raise ValueError(f"cameras in {where} must be a mapping of camera names to their settings")
     cameras = []
     for name, entry in entries.items():
         try:
@@ -51,8 +62,33 @@ def load_cameras(path: str) -> list[CameraSpec]:
                 sees_arm=bool(entry.get("sees_arm", True)),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"camera '{name}' in {path}: {exc!r}") from exc
+            raise ValueError(f"camera '{name}' in {where}: {exc!r}") from exc
         if len(spec.pos) != 3 or len(spec.quat) != 4 or spec.width <= 0 or spec.height <= 0 or spec.fps <= 0:
-            raise ValueError(f"camera '{name}' in {path}: pos needs 3 values, quat 4, sizes and fps > 0")
+            raise ValueError(f"camera '{name}' in {where}: pos needs 3 values, quat 4, sizes and fps > 0")
+        if not all(math.isfinite(v) for v in (*spec.pos, *spec.quat, spec.fovy)) or not 0 < spec.fovy < 180:
+            raise ValueError(f"camera '{name}' in {where}: pos, quat finite and fovy in 0..180 deg")
         cameras.append(spec)
     return cameras
+
+
+def cameras_mapping(cameras: list[CameraSpec] | tuple[CameraSpec, ...]) -> dict:
+    """The `cameras` mapping that cameras_from_mapping reads back as `cameras`."""
+    return {
+        c.name: {
+            "serial_number": c.serial_number,
+            "width": c.width,
+            "height": c.height,
+            "fps": c.fps,
+            "body": c.body,
+            "pos": list(c.pos),
+            "quat": list(c.quat),
+            "fovy": c.fovy,
+            "sees_arm": c.sees_arm,
+        }
+        for c in cameras
+    }
+
+
+def dump_cameras(cameras: list[CameraSpec] | tuple[CameraSpec, ...]) -> str:
+    """A camera file (YAML) that load_cameras reads back as `cameras`."""
+    return yaml.safe_dump({"cameras": cameras_mapping(cameras)}, sort_keys=False)

@@ -52,6 +52,8 @@ class ServerSettings:
     workspace_min: np.ndarray  # the box /pose accepts, base frame [m]
     workspace_max: np.ndarray
     state_timeout: float = 0.75  # [s] older state answers 503
+    controller: str = "impedance"  # impedance: franka_server's routes; wrench: franka_eggflip_server's
+    world_servers: tuple[str, ...] = ()  # the other servers of the robot's world (GET /cameras lists them)
 
 
 class Robot(Protocol):
@@ -85,3 +87,12 @@ class Robot(Protocol):
 
     def warn(self, message: str) -> None:
         """Log a warning where the robot's node logs."""
+
+    def send_wrench(self, wrench: np.ndarray) -> None:
+        """A target wrench (force, torque; base frame) for the Cartesian wrench controller."""
+
+    def reset_wrench_controller(self) -> None:
+        """Ask the wrench controller to move the arm back to its reset configuration."""
+
+    def task_state(self) -> dict:
+        """The simulated task's ground truth (GET /task); RobotUnavailable where there is none."""

@@ -24,12 +24,13 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from .camera_specs import load_cameras
 from .cameras import CameraFeeds
 from .grippers import GRIPPERS, GripperGoal, GripperModel
+from .ground_truth import GroundTruth
 from .robot import RobotUnavailable, ServerSettings, StateSnapshot, TriggerResult
 
 TOPIC_TYPES = {
@@ -40,6 +41,7 @@ TOPIC_TYPES = {
 }
 STAMPED_TOPICS = tuple(TOPIC_TYPES)
 RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
+CONTROLLER_NODES = {"impedance": "cartesian_impedance_controller", "wrench": "cartesian_wrench_controller"}
 
 
 def _stamp(msg) -> float:
@@ -84,6 +86,23 @@ class FrankaRosClient(Node):
             "service_timeout", 5.0, ParameterDescriptor(description="how long to wait for a robot service [s]")
         )
         self.declare_parameter(
+            "controller",
+            "impedance",
+            ParameterDescriptor(
+                description="impedance: the franka_server routes over cartesian_impedance_controller; "
+                "wrench: the franka_eggflip_server routes over cartesian_wrench_controller",
+                read_only=True,
+            ),
+        )
+        self.declare_parameter(
+            "world_servers",
+            [""],
+            ParameterDescriptor(
+                description="URLs of the other servers of the same simulated world, listed by GET /cameras",
+                read_only=True,
+            ),
+        )
+        self.declare_parameter(
             "base_frame",
             "panda_link0",
             ParameterDescriptor(
@@ -94,6 +113,12 @@ class FrankaRosClient(Node):
         self.settings = ServerSettings(np.zeros(3), np.zeros(3))
         self._read_settings()
         self.add_post_set_parameters_callback(lambda changes: self._read_settings())
+        controller = self.get_parameter("controller").value
+        if controller not in CONTROLLER_NODES:
+            raise ValueError(f"controller '{controller}' must be one of {', '.join(CONTROLLER_NODES)}")
+        self.controller_node = CONTROLLER_NODES[controller]
+        self.settings.controller = controller
+        self.settings.world_servers = tuple(u for u in self.get_parameter("world_servers").value if u)
         gripper_type = self.get_parameter("gripper_type").value
         if gripper_type not in (*GRIPPERS, "None"):
             raise ValueError(f"gripper_type '{gripper_type}' must be one of {[*GRIPPERS, 'None']}")
@@ -116,7 +141,7 @@ class FrankaRosClient(Node):
                 TOPIC_TYPES[topic], f"franka_state_controller/{topic}", self._raw_callback(topic), qos, raw=True
             )
         self.create_subscription(
-            Float64MultiArray, "cartesian_impedance_controller/franka_jacobian", self._on_jacobian, qos, raw=True
+            Float64MultiArray, f"{self.controller_node}/franka_jacobian", self._on_jacobian, qos, raw=True
         )
         self.create_subscription(JointState, "franka_gripper/joint_states", self._on_gripper, qos, raw=True)
         self.robot_mode: str | None = None
@@ -130,8 +155,8 @@ class FrankaRosClient(Node):
             for name, path in (
                 ("error_recovery", "franka_control/error_recovery"),
                 ("joint_reset", "franka_control/joint_reset"),
-                ("start", "cartesian_impedance_controller/start"),
-                ("stop", "cartesian_impedance_controller/stop"),
+                ("start", f"{self.controller_node}/start"),
+                ("stop", f"{self.controller_node}/stop"),
             )
         }
         self._set_params = {
@@ -149,6 +174,9 @@ class FrankaRosClient(Node):
         # responses (goal responses get lost, and it can crash): goals are sent by a task of the executor
         self._gripper_action = ActionClient(self, GripperCommand, "franka_gripper/gripper_action")
         self._pending_gripper_goal: GripperCommand.Goal | None = None
+        self.wrench_publisher = self.create_publisher(WrenchStamped, f"{CONTROLLER_NODES['wrench']}/wrench_target", qos)
+        self.reset_publisher = self.create_publisher(Bool, f"{CONTROLLER_NODES['wrench']}/reset", qos)
+        self.ground_truth = GroundTruth(self, self.base_frame)
 
     def _read_settings(self) -> None:
         """The parameters the routes read, kept current (each field replaced whole)."""
@@ -269,6 +297,24 @@ class FrankaRosClient(Node):
         o = msg.pose.orientation
         o.x, o.y, o.z, o.w = (float(v) for v in quat)
         self.pose_publisher.publish(msg)
+
+    def send_wrench(self, wrench: np.ndarray) -> None:
+        if self.wrench_publisher.get_subscription_count() == 0:
+            raise RobotUnavailable("no controller subscribes to wrench_target (is the wrench controller running?)")
+        msg = WrenchStamped()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = self.base_frame
+        f, t = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z, t.x, t.y, t.z = (float(v) for v in wrench)
+        self.wrench_publisher.publish(msg)
+
+    def reset_wrench_controller(self) -> None:
+        if self.reset_publisher.get_subscription_count() == 0:
+            raise RobotUnavailable("no controller subscribes to reset (is the wrench controller running?)")
+        self.reset_publisher.publish(Bool(data=True))
+
+    def task_state(self) -> dict:
+        return self.ground_truth.state()
 
     def _wait(self, future, timeout: float, what: str):
         done = threading.Event()

@@ -1,10 +1,11 @@
-"""The simulated world: which robots it holds, where, with what, where their servers listen, and
-the objects around them.
+"""The simulated world and its task: which robots it holds, where, with what, where their servers
+listen, which cameras look at it, the objects around them, and what counts as success.
 
-A world is a YAML file (config/worlds/*.yaml). Read by sim.launch.py, which starts one simulation
-for the world and one franka_server_ros2 per robot, and by the simulation itself. Pure data and
-checks: no ROS, no physics; every backend builds the same description. Every per-robot default
-lives here, in `RobotSpec`, and every object's in `ObjectSpec`.
+A task file (config/tasks/*.yaml, chosen with `task:=<name>`) describes one world: `robots`,
+`objects` and `task`. Read by sim.launch.py, which starts one simulation for the world and one
+franka_server_ros2 per robot, and by the simulation itself. Pure data and checks: no ROS, no
+physics; every backend builds the same description. Every per-robot default lives here, in
+`RobotSpec`, every object's in `ObjectSpec`.
 """
 
 from __future__ import annotations
@@ -16,25 +17,65 @@ from dataclasses import dataclass, field, fields, replace
 
 import yaml
 
-from franka_server_ros2.camera_specs import CameraSpec, load_cameras
+from franka_server_ros2.camera_specs import CameraSpec, cameras_from_mapping, cameras_mapping, load_cameras
 
+DEFAULT_TASK = "pick_cube"  # config/tasks/pick_cube.yaml: one arm, a Robotiq, a cube to pick
 GRIPPER_TYPES = ("Robotiq", "Franka", "None")
+CONTROLLERS = ("impedance", "wrench")  # the Cartesian impedance controller, or egg_flip's wrench controller
 DEFAULT_RESET_JOINT_TARGET = (0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0)
-SHAPES = {"box": 3, "cylinder": 2, "sphere": 1}  # how many size values: box x, y, z; cylinder radius, length
+SHAPES = {"box": 3, "cylinder": 2, "sphere": 1, "ellipsoid": 3, "mesh": 3}  # size values (mesh: scale x, y, z)
+MOUNTS = ("world", "flange", "gripper")  # where an object's pose is given and what holds it at start
+SUCCESS_KINDS = ("none", "placed", "held", "flipped")
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    """One solid of an object, in the object's frame."""
+
+    shape: str = "box"
+    # [m] box and ellipsoid: full x, y, z extents; cylinder (along z): radius, length; sphere: radius;
+    # mesh: scale of the file's x, y, z
+    size: tuple[float, ...] = (0.04, 0.04, 0.04)
+    pos: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [m]
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [rad]
+    rgba: tuple[float, ...] = ()  # () = the object's colour
+    mesh: str = ""  # shape mesh: an OBJ or STL file (relative to the task file)
 
 
 @dataclass(frozen=True)
 class ObjectSpec:
-    """A rigid object of the scene, the same for every backend."""
+    """A rigid object of the scene, the same for every backend: one solid (`shape`, `size`) or several
+    (`parts`)."""
 
     name: str  # its TF frame
-    shape: str = "box"  # box, cylinder (along its z axis) or sphere
-    size: tuple[float, ...] = (0.04, 0.04, 0.04)  # [m] box: full x, y, z; cylinder: radius, length; sphere: radius
-    position: tuple[float, float, float] = (0.55, 0.0, 0.02)  # [m] of its centre, world frame
-    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [rad] roll, pitch, yaw of its frame
-    mass: float = 0.0  # [kg]; 0: fixed in the world
+    shape: str = "box"  # box, cylinder (along its z axis), sphere, ellipsoid or mesh
+    size: tuple[float, ...] = (0.04, 0.04, 0.04)  # as PartSpec.size
+    position: tuple[float, float, float] = (0.55, 0.0, 0.02)  # [m] of its frame, in the frame of its mount
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [rad] roll, pitch, yaw of its frame, same
+    mass: float = 0.0  # [kg]; 0: fixed in the world (mount world only)
     friction: float = 1.0  # sliding friction coefficient
     rgba: tuple[float, float, float, float] = (0.6, 0.6, 0.6, 1.0)
+    parts: tuple[PartSpec, ...] = ()  # a compound object: its solids (then shape and size are unused)
+    # world: position in the world frame. flange (or '<namespace>/flange'): fixed on a robot's flange,
+    # position in the flange frame (panda_link8), a tool the robot carries and compensates the weight of.
+    # gripper (or '<namespace>/gripper'): held by a robot's gripper at start, position in its end-effector
+    # frame; the gripper closes on it before the simulation starts
+    mount: str = "world"
+    mesh: str = ""  # shape mesh: the file
+
+    def solids(self) -> tuple[PartSpec, ...]:
+        """Its parts, each with its colour."""
+        parts = self.parts or (PartSpec(self.shape, self.size, mesh=self.mesh),)
+        return tuple(p if p.rgba else replace(p, rgba=self.rgba) for p in parts)
+
+    @property
+    def mount_kind(self) -> str:
+        return self.mount.rsplit("/", 1)[-1]
+
+    @property
+    def mount_robot(self) -> str:
+        """Namespace of the robot it is mounted on ('' for a one-robot world's robot)."""
+        return self.mount.rsplit("/", 1)[0] if "/" in self.mount else ""
 
 
 # the cube to pick, turned to face the jaws of a gripper at the default reset pose (EE yawed -45 deg)
@@ -42,6 +83,7 @@ DEFAULT_CUBE = ObjectSpec(
     "cube", "box", (0.04, 0.04, 0.04), (0.55, 0.0, 0.02), (0.0, 0.0, -math.pi / 4), 0.1, 1.0, (0.8, 0.2, 0.2, 1.0)
 )
 OBJECT_KEYS = tuple(f.name for f in fields(ObjectSpec))
+PART_KEYS = tuple(f.name for f in fields(PartSpec))
 
 
 @dataclass(frozen=True)
@@ -53,8 +95,11 @@ class RobotSpec:
     reset_joint_target: tuple[float, ...] = DEFAULT_RESET_JOINT_TARGET  # start-up and /jointreset [rad]
     host: str = "127.0.0.1"  # where its franka_server_ros2 listens
     port: int = 5000
-    cameras_config: str = ""  # YAML of its cameras, relative to the world file ('' = none)
-    cameras: tuple[CameraSpec, ...] = field(default=(), compare=False)  # loaded from cameras_config
+    # the controller it runs: impedance (the Cartesian impedance controller behind the original
+    # franka_server) or wrench (egg_flip's Cartesian wrench controller behind franka_eggflip_server)
+    controller: str = "impedance"
+    cameras_config: str = field(default="", compare=False)  # a camera file (relative to the task file), or:
+    cameras: tuple[CameraSpec, ...] = field(default=(), compare=False)  # its cameras (the file's, or inline)
 
     @property
     def prefix(self) -> str:
@@ -65,18 +110,49 @@ class RobotSpec:
     def base_frame(self) -> str:
         return f"{self.prefix}panda_link0"
 
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+
+@dataclass(frozen=True)
+class SuccessSpec:
+    """What the simulator's ground truth calls success (computed from the physics, task.py)."""
+
+    kind: str = "none"  # none, placed, held or flipped
+    object: str = ""  # the object it is about
+    position: tuple[float, ...] = ()  # placed: where the object's frame is when done, world frame [m]
+    tolerance: float = 0.003  # placed: how far from it still counts [m]
+    by: str = ""  # held: namespace of the robot whose gripper holds it (and nothing else touches it)
+    on: str = ""  # flipped: the object it must rest on, upside down
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str = ""
+    description: str = ""  # one line for users: what the task is and what success means
+    success: SuccessSpec = SuccessSpec()
+
 
 @dataclass(frozen=True)
 class WorldSpec:
     robots: tuple[RobotSpec, ...]
     objects: tuple[ObjectSpec, ...] = (DEFAULT_CUBE,)
     path: str = ""  # the file it came from
+    task: TaskSpec = TaskSpec()
 
     def robot(self, namespace: str) -> RobotSpec:
         return next(r for r in self.robots if r.namespace == namespace)
 
+    def cameras(self) -> tuple[CameraSpec, ...]:
+        """Every robot's cameras, named as their topics are ('<namespace>/<camera>')."""
+        return tuple(replace(c, name=r.prefix + c.name) for r in self.robots for c in r.cameras)
 
-ROBOT_KEYS = tuple(f.name for f in fields(RobotSpec) if f.name != "cameras")
+
+ROBOT_KEYS = tuple(f.name for f in fields(RobotSpec))
+SUCCESS_KEYS = tuple(f.name for f in fields(SuccessSpec))
+TASK_KEYS = tuple(f.name for f in fields(TaskSpec))
+WORLD_KEYS = ("task", "robots", "objects")
 
 
 def _numbers(value, length: int, what: str) -> tuple[float, ...]:
@@ -93,6 +169,8 @@ def check_robot(robot: RobotSpec, where: str) -> RobotSpec:
     """The robot with its values converted and its cameras loaded; ValueError naming what is wrong."""
     if robot.gripper_type not in GRIPPER_TYPES:
         raise ValueError(f"{where}: gripper_type '{robot.gripper_type}' must be one of {', '.join(GRIPPER_TYPES)}")
+    if robot.controller not in CONTROLLERS:
+        raise ValueError(f"{where}: controller '{robot.controller}' must be one of {', '.join(CONTROLLERS)}")
     namespace = str(robot.namespace).strip("/")
     if namespace and not all(part.isidentifier() for part in namespace.split("/")):
         raise ValueError(f"{where}: namespace '{robot.namespace}' is not a valid ROS name")
@@ -103,10 +181,17 @@ def check_robot(robot: RobotSpec, where: str) -> RobotSpec:
     if not 0 < port < 65536:
         raise ValueError(f"{where}: port {robot.port!r} must be 1..65535")
     yaw = _numbers([robot.base_yaw], 1, f"{where}: base_yaw")[0]
-    try:
-        cameras = tuple(load_cameras(robot.cameras_config)) if robot.cameras_config else ()
-    except OSError as exc:
-        raise ValueError(f"{where}: cameras_config {robot.cameras_config}: {exc.strerror}") from None
+    cameras = robot.cameras
+    if robot.cameras_config:
+        if cameras:
+            raise ValueError(f"{where}: give cameras_config or cameras, not both")
+        try:
+            cameras = tuple(load_cameras(robot.cameras_config))
+        except OSError as exc:
+            raise ValueError(f"{where}: cameras_config {robot.cameras_config}: {exc.strerror}") from None
+    names = [c.name for c in cameras]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: camera names must be unique ({names})")
     return replace(
         robot,
         namespace=namespace,
@@ -114,7 +199,24 @@ def check_robot(robot: RobotSpec, where: str) -> RobotSpec:
         base_yaw=yaw,
         reset_joint_target=_numbers(robot.reset_joint_target, 7, f"{where}: reset_joint_target"),
         port=port,
-        cameras=cameras,
+        cameras=tuple(cameras),
+    )
+
+
+def _check_part(part: PartSpec, where: str) -> PartSpec:
+    if part.shape not in SHAPES:
+        raise ValueError(f"{where}: shape '{part.shape}' must be one of {', '.join(SHAPES)}")
+    size = _numbers(part.size, SHAPES[part.shape], f"{where}: size of a {part.shape}")
+    if min(size) <= 0.0:
+        raise ValueError(f"{where}: sizes must be > 0")
+    if part.shape == "mesh" and not os.path.isfile(part.mesh):
+        raise ValueError(f"{where}: mesh file '{part.mesh}' not found")
+    return replace(
+        part,
+        size=size,
+        pos=_numbers(part.pos, 3, f"{where}: pos"),
+        rpy=_numbers(part.rpy, 3, f"{where}: rpy"),
+        rgba=_numbers(part.rgba, 4, f"{where}: rgba") if part.rgba else (),
     )
 
 
@@ -122,15 +224,23 @@ def check_object(obj: ObjectSpec, where: str) -> ObjectSpec:
     where = f"{where}: object '{obj.name}'"
     if not str(obj.name).isidentifier():
         raise ValueError(f"{where}: a name must be an identifier (it names a TF frame)")
-    if obj.shape not in SHAPES:
-        raise ValueError(f"{where}: shape '{obj.shape}' must be one of {', '.join(SHAPES)}")
-    size = _numbers(obj.size, SHAPES[obj.shape], f"{where}: size of a {obj.shape}")
     mass, friction = _numbers([obj.mass, obj.friction], 2, f"{where}: mass and friction")
-    if min(size) <= 0.0 or mass < 0.0 or friction <= 0.0:
-        raise ValueError(f"{where}: sizes and friction must be > 0, mass >= 0 (0: fixed)")
+    if mass < 0.0 or friction <= 0.0:
+        raise ValueError(f"{where}: friction must be > 0, mass >= 0 (0: fixed)")
+    if obj.mount_kind not in MOUNTS:
+        raise ValueError(f"{where}: mount '{obj.mount}' must be one of {', '.join(MOUNTS)} (or '<namespace>/...')")
+    if obj.mount_kind == "gripper" and mass <= 0.0:
+        raise ValueError(f"{where}: an object a gripper holds needs a mass")
+    if obj.parts:
+        parts = tuple(_check_part(p, f"{where}: part {i}") for i, p in enumerate(obj.parts))
+        size = obj.size
+    else:
+        parts = ()
+        size = _check_part(PartSpec(obj.shape, obj.size, mesh=obj.mesh), where).size
     return replace(
         obj,
         size=size,
+        parts=parts,
         position=_numbers(obj.position, 3, f"{where}: position"),
         rpy=_numbers(obj.rpy, 3, f"{where}: rpy"),
         mass=mass,
@@ -139,8 +249,32 @@ def check_object(obj: ObjectSpec, where: str) -> ObjectSpec:
     )
 
 
+def check_task(task: TaskSpec, robots: Sequence[RobotSpec], objects: Sequence[ObjectSpec], where: str) -> TaskSpec:
+    s = replace(task.success, position=tuple(task.success.position))
+    task = replace(task, success=s)
+    where = f"{where}: task success"
+    if s.kind not in SUCCESS_KINDS:
+        raise ValueError(f"{where}: kind '{s.kind}' must be one of {', '.join(SUCCESS_KINDS)}")
+    if s.kind == "none":
+        return task
+    names = {o.name for o in objects}
+    if s.object not in names:
+        raise ValueError(f"{where}: object '{s.object}' is not one of the world's objects {sorted(names)}")
+    position, tolerance = s.position, s.tolerance
+    if s.kind == "placed":
+        position = _numbers(s.position, 3, f"{where}: position")
+        tolerance = _numbers([s.tolerance], 1, f"{where}: tolerance")[0]
+        if tolerance <= 0.0:
+            raise ValueError(f"{where}: tolerance must be > 0")
+    if s.kind == "held" and s.by not in {r.namespace for r in robots if r.gripper_type != "None"}:
+        raise ValueError(f"{where}: by '{s.by}' must name a robot with a gripper")
+    if s.kind == "flipped" and s.on not in names:
+        raise ValueError(f"{where}: on '{s.on}' is not one of the world's objects")
+    return replace(task, success=replace(s, position=position, tolerance=tolerance))
+
+
 def check_world(
-    robots: Sequence[RobotSpec], objects: Sequence[ObjectSpec] = (DEFAULT_CUBE,), path: str = ""
+    robots: Sequence[RobotSpec], objects: Sequence[ObjectSpec] = (DEFAULT_CUBE,), path: str = "", task=TaskSpec()
 ) -> WorldSpec:
     where = path or "world"
     if not robots:
@@ -157,10 +291,19 @@ def check_world(
     if len(checked) > 1 and "" in names:
         raise ValueError(f"{where}: in a world of several robots each needs a namespace")
     things = tuple(check_object(o, where) for o in objects)
-    names = [o.name for o in things]
-    if len(set(names)) != len(names) or "world" in names:
-        raise ValueError(f"{where}: object names must be unique and not 'world' ({names})")
-    return WorldSpec(checked, things, path)
+    object_names = [o.name for o in things]
+    if len(set(object_names)) != len(object_names) or "world" in object_names:
+        raise ValueError(f"{where}: object names must be unique and not 'world' ({object_names})")
+    for o in things:
+        robot = next((r for r in checked if r.namespace == o.mount_robot), None)
+        if o.mount_kind != "world" and robot is None:
+            raise ValueError(f"{where}: object '{o.name}' is mounted on '{o.mount}': no robot '{o.mount_robot}'")
+        if o.mount_kind == "gripper" and robot.gripper_type == "None":
+            raise ValueError(f"{where}: object '{o.name}' is held by the gripper of a robot without one")
+    held = [o.mount for o in things if o.mount_kind == "gripper"]
+    if len(set(held)) != len(held):
+        raise ValueError(f"{where}: a gripper can hold one object at start ({held})")
+    return WorldSpec(checked, things, path, check_task(task, checked, things, where))
 
 
 def one_robot_world(gripper_type: str = "Robotiq", cameras: Sequence[CameraSpec] = ()) -> WorldSpec:
@@ -169,60 +312,98 @@ def one_robot_world(gripper_type: str = "Robotiq", cameras: Sequence[CameraSpec]
     return replace(world, robots=(replace(world.robots[0], cameras=tuple(cameras)),))
 
 
+def _entries(value, what: str, where: str) -> list[dict]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ValueError(f"{where}: '{what}' must be a list of mappings")
+    return value
+
+
+def _unknown(entry: dict, known: Sequence[str], what: str, where: str) -> None:
+    unknown = sorted(set(entry) - set(known))
+    if unknown:
+        raise ValueError(f"{where}: {what} has unknown keys {unknown} (known: {', '.join(known)})")
+
+
+def _relative(directory: str, path) -> str:
+    return os.path.normpath(os.path.join(directory, str(path))) if path else ""
+
+
 def load_world(path: str, **overrides) -> WorldSpec:
-    """The world of a YAML file. `overrides` (RobotSpec fields whose value is not None or '') replace
+    """The world of a task file. `overrides` (RobotSpec fields whose value is not None or '') replace
     those of its robot, and are only accepted for a one-robot world (launch arguments do this);
     cameras_config 'none' means no cameras, on every robot."""
     try:
         with open(path) as f:
             data = yaml.safe_load(f) or {}
     except OSError as exc:
-        raise ValueError(f"world file {path}: {exc.strerror}") from None
+        raise ValueError(f"task file {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"world file {path} is not valid YAML: {exc}") from None
-    entries = data.get("robots") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        raise ValueError(f"world file {path}: needs a list 'robots'")
+        raise ValueError(f"task file {path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("robots"), list):
+        raise ValueError(f"task file {path}: needs a list 'robots'")
+    _unknown(data, WORLD_KEYS, "the file", path)
     directory = os.path.dirname(os.path.abspath(path))
     robots = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise ValueError(f"world file {path}: robot {i} is not a mapping")
-        unknown = sorted(set(entry) - set(ROBOT_KEYS))
-        if unknown:
-            raise ValueError(
-                f"world file {path}: robot {i} has unknown keys {unknown} (known: {', '.join(ROBOT_KEYS)})"
-            )
-        if entry.get("cameras_config"):
-            entry = {**entry, "cameras_config": os.path.normpath(os.path.join(directory, str(entry["cameras_config"])))}
+    for i, entry in enumerate(_entries(data["robots"], "robots", path)):
+        _unknown(entry, ROBOT_KEYS, f"robot {i}", path)
+        entry = {**entry, "cameras_config": _relative(directory, entry.get("cameras_config"))}
+        if "cameras" in entry:
+            entry["cameras"] = tuple(cameras_from_mapping(entry["cameras"] or {}, f"{path}: robot {i}"))
         robots.append(RobotSpec(**entry))
     given = {k: v for k, v in overrides.items() if v not in (None, "")}
     if given.get("cameras_config") == "none":  # no cameras on any robot
         del given["cameras_config"]
-        robots = [replace(r, cameras_config="") for r in robots]
+        robots = [replace(r, cameras_config="", cameras=()) for r in robots]
     if given:
         if len(robots) != 1:
             raise ValueError(f"{', '.join(sorted(given))} set for a world of {len(robots)} robots: set them in {path}")
+        if "cameras_config" in given:
+            given["cameras"] = ()
         robots[0] = replace(robots[0], **given)
     objects = []
-    for i, entry in enumerate(data.get("objects", []) or []):
-        unknown = sorted(set(entry) - set(OBJECT_KEYS)) if isinstance(entry, dict) else ["(not a mapping)"]
-        if unknown or "name" not in entry:
-            raise ValueError(
-                f"world file {path}: object {i} needs a name; unknown keys {unknown} (known: {OBJECT_KEYS})"
-            )
-        objects.append(ObjectSpec(**entry))
-    return check_world(robots, objects, path)
+    for i, entry in enumerate(_entries(data.get("objects", []), "objects", path)):
+        _unknown(entry, OBJECT_KEYS, f"object {i}", path)
+        if "name" not in entry:
+            raise ValueError(f"{path}: object {i} needs a name")
+        parts = []
+        for j, part in enumerate(_entries(entry.get("parts"), "parts", f"{path}: object {i}")):
+            _unknown(part, PART_KEYS, f"part {j}", f"{path}: object {i}")
+            parts.append(PartSpec(**{**part, "mesh": _relative(directory, part.get("mesh"))}))
+        objects.append(ObjectSpec(**{**entry, "parts": tuple(parts), "mesh": _relative(directory, entry.get("mesh"))}))
+    task = data.get("task") or {}
+    if not isinstance(task, dict):
+        raise ValueError(f"{path}: 'task' must be a mapping")
+    _unknown(task, TASK_KEYS, "task", path)
+    success = task.get("success") or {}
+    if not isinstance(success, dict):
+        raise ValueError(f"{path}: task 'success' must be a mapping")
+    _unknown(success, SUCCESS_KEYS, "task success", path)
+    default_name = os.path.splitext(os.path.basename(path))[0]
+    task_spec = TaskSpec(
+        name=str(task.get("name") or default_name),
+        description=str(task.get("description", "")),
+        success=SuccessSpec(**success),
+    )
+    return check_world(robots, objects, path, task_spec)
 
 
 def dump_world(world: WorldSpec) -> str:
-    """YAML that load_world reads back as the same world (cameras by their absolute file)."""
-    robots = [{k: _plain(getattr(r, k)) for k in ROBOT_KEYS} for r in world.robots]
-    for r in robots:
-        if r["cameras_config"]:
-            r["cameras_config"] = os.path.abspath(r["cameras_config"])
-    objects = [{k: _plain(getattr(o, k)) for k in OBJECT_KEYS} for o in world.objects]
-    return yaml.safe_dump({"robots": robots, "objects": objects}, sort_keys=False)
+    """YAML that load_world reads back as the same world (cameras inline, files by absolute path)."""
+    robots = []
+    for r in world.robots:
+        entry = {k: _plain(getattr(r, k)) for k in ROBOT_KEYS if k not in ("cameras", "cameras_config")}
+        entry["cameras"] = cameras_mapping(r.cameras)
+        robots.append(entry)
+    objects = []
+    for o in world.objects:
+        entry = {k: _plain(getattr(o, k)) for k in OBJECT_KEYS if k != "parts"}
+        entry["parts"] = [{k: _plain(getattr(p, k)) for k in PART_KEYS} for p in o.parts]
+        objects.append(entry)
+    success = {k: _plain(getattr(world.task.success, k)) for k in SUCCESS_KEYS}
+    task = {"name": world.task.name, "description": world.task.description, "success": success}
+    return yaml.safe_dump({"task": task, "robots": robots, "objects": objects}, sort_keys=False)
 
 
 def _plain(value):

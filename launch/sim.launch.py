@@ -1,12 +1,13 @@
 """A simulated world of Frankas and one franka_server_ros2 per robot: what `make sim` runs.
 
-ros2 launch isaac_franka_bridge sim.launch.py                      # one arm, MuJoCo on the CPU
-ros2 launch isaac_franka_bridge sim.launch.py world:=dual_arm      # object_handover's two arms
+ros2 launch isaac_franka_bridge sim.launch.py                            # pick_cube: one arm, MuJoCo
+ros2 launch isaac_franka_bridge sim.launch.py task:=ram_insertion        # a HIL-SERL example's world
+ros2 launch isaac_franka_bridge sim.launch.py task:=object_handover      # two arms, two servers
 ros2 launch isaac_franka_bridge sim.launch.py backend:=isaac gripper_type:=Franka cameras_config:=none
 
-The world file (config/worlds/, or any path) names the robots, their grippers, base poses and
-server addresses; it is the one home of those values. For a one-robot world the launch arguments
-left empty take the file's values, and those given replace them.
+The task file (config/tasks/, or any path) names the robots, their grippers, base poses, cameras and
+server addresses, the objects and what counts as success; it is the one home of those values. For a
+one-robot world the launch arguments left empty take the file's values, and those given replace them.
 """
 
 import os
@@ -17,14 +18,20 @@ from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
+from franka_server_ros2.camera_specs import dump_cameras
 from isaac_franka_bridge.backends import DEFAULT_BACKEND, check_backend
-from isaac_franka_bridge.world import dump_world, load_world
+from isaac_franka_bridge.world import DEFAULT_TASK, dump_world, load_world
 from launch import LaunchDescription
 
-FROM_WORLD = "from the world file if empty"
+FROM_WORLD = "from the task file if empty"
 ARGUMENTS = {
     "backend": (DEFAULT_BACKEND, "physics backend: mujoco (CPU) or isaac (GPU host with Isaac Sim 6)"),
-    "world": ("single_arm", "world: a name in config/worlds (single_arm, dual_arm) or a YAML file"),
+    "task": (
+        DEFAULT_TASK,
+        "the task and its world: a name in config/tasks (pick_cube, ram_insertion, usb_pickup_insertion, "
+        "object_handover, egg_flip, dual_arm) or a YAML file",
+    ),
+    "world": ("", "another name for task (a task file describes a world); set one of the two"),
     "namespace": ("", f"one-robot world: namespace of the robot's nodes and topics ({FROM_WORLD})"),
     "host": ("", f"one-robot world: address its HTTP server binds ({FROM_WORLD})"),
     "port": ("", f"one-robot world: HTTP port of its franka_server_ros2 ({FROM_WORLD})"),
@@ -43,9 +50,10 @@ WORLD_OVERRIDES = ("namespace", "host", "port", "gripper_type", "reset_joint_tar
 SIM_OVERRIDES = {"real_time_factor": float, "state_publish_rate": float, "camera_render_divisor": int}
 
 
-def world_file(share: str, world: str) -> str:
-    named = os.path.join(share, "config", "worlds", f"{world}.yaml")
-    return named if os.path.sep not in world and not world.endswith(".yaml") else os.path.abspath(world)
+def task_file(share: str, name: str) -> str:
+    """config/tasks/<name>.yaml for a name, else the path given."""
+    named = os.path.join(share, "config", "tasks", f"{name}.yaml")
+    return named if os.path.sep not in name and not name.endswith(".yaml") else os.path.abspath(name)
 
 
 def _overrides(context) -> dict:
@@ -63,20 +71,30 @@ def _number(name: str, text: str, kind: type):
         raise ValueError(f"{name}:={text} is not {'an integer' if kind is int else 'a number'}") from None
 
 
+def _task(arg) -> str:
+    task, world = arg["task"], arg["world"]
+    if world and task not in ("", DEFAULT_TASK, world):
+        raise ValueError(f"task:={task} and world:={world} name two worlds: set one")
+    return world or task or DEFAULT_TASK
+
+
 def _nodes(context):
     share = get_package_share_directory("isaac_franka_bridge")
     config = os.path.join(share, "config", "sim.yaml")
     arg = context.launch_configurations
     try:
-        world = load_world(world_file(share, arg["world"]), **_overrides(context))
+        world = load_world(task_file(share, _task(arg)), **_overrides(context))
         check_backend(arg["backend"], world)
         overrides = {k: _number(k, arg[k], kind) for k, kind in SIM_OVERRIDES.items() if arg[k]}
     except ValueError as exc:  # one FATAL line, exit code 1, nothing started
         rclpy.logging.get_logger("sim.launch").fatal(f"cannot start: {exc}")
         raise SystemExit(1) from None
-    resolved = tempfile.NamedTemporaryFile("w", prefix="franka_world_", suffix=".yaml", delete=False)
-    with resolved:
-        resolved.write(dump_world(world))
+    # the world as resolved (overrides applied, cameras inline) for the simulation, and each robot's
+    # cameras in a file of their own for its server
+    directory = tempfile.mkdtemp(prefix="franka_world_")
+    resolved = os.path.join(directory, "world.yaml")
+    with open(resolved, "w") as f:
+        f.write(dump_world(world))
     use_sim_time = arg["use_sim_time"].lower() == "true"
     nodes = [
         Node(
@@ -84,10 +102,16 @@ def _nodes(context):
             executable="sim_bridge",
             output="screen",
             emulate_tty=True,
-            parameters=[config, {"backend": arg["backend"], "world_config": resolved.name, **overrides}],
+            parameters=[config, {"backend": arg["backend"], "world_config": resolved, **overrides}],
         )
     ]
-    for robot in world.robots:
+    urls = [r.url for r in world.robots]
+    for i, robot in enumerate(world.robots):
+        cameras = ""
+        if robot.cameras:
+            cameras = os.path.join(directory, f"cameras_{i}.yaml")
+            with open(cameras, "w") as f:
+                f.write(dump_cameras(robot.cameras))
         nodes.append(
             Node(
                 package="isaac_franka_bridge",
@@ -101,8 +125,10 @@ def _nodes(context):
                         "host": robot.host,
                         "port": robot.port,
                         "gripper_type": robot.gripper_type,
+                        "controller": robot.controller,
                         "base_frame": robot.base_frame,
-                        "cameras_config": robot.cameras_config,
+                        "cameras_config": cameras,
+                        "world_servers": [u for u in urls if u != robot.url] or [""],
                         "use_sim_time": use_sim_time,
                     },
                 ],

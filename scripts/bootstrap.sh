@@ -89,7 +89,7 @@ fi
 
 # ---------------------------------------------------------------- 2. the colcon build
 BUILD_HASH="$(hash_of "$ROOT/package.xml" "$ROOT/setup.py" "$ROOT/setup.cfg" "$VENV/.env-$ENV_HASH"; \
-              cd "$ROOT" && ls launch config resource 2>/dev/null | sha256sum | cut -c1-16)"
+              cd "$ROOT" && ls -R launch config resource 2>/dev/null | sha256sum | cut -c1-16)"
 if [ ! -f "$ROOT/install/.build-$BUILD_HASH" ]; then
   say "building the ROS 2 package with colcon (symlink-install)"
   (

@@ -98,9 +98,9 @@ def answering(url: str, session: requests.Session | None = None) -> bool:
 
 
 def world_on_free_ports(name: str, directory: str, cameras: dict[str, str] | None = None) -> tuple[str, WorldSpec]:
-    """config/worlds/<name>.yaml with every server on a free port (hosts kept) and, if given, a camera
+    """config/tasks/<name>.yaml with every server on a free port (hosts kept) and, if given, a camera
     file per robot namespace; written to `directory`. Returns (its path, the world)."""
-    spec = load_world(str(CONFIG / "worlds" / f"{name}.yaml"))
+    spec = load_world(str(CONFIG / "tasks" / f"{name}.yaml"))
     robots = []
     for r in spec.robots:
         camera_file = (cameras or {}).get(r.namespace, "")

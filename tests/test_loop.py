@@ -14,7 +14,7 @@ from isaac_franka_bridge.controller import CartesianImpedanceController
 from isaac_franka_bridge.sim.loop import Mode, SimulationLoop
 from isaac_franka_bridge.world import load_world, one_robot_world
 
-DUAL_ARM = os.path.join(os.path.dirname(__file__), "..", "config", "worlds", "dual_arm.yaml")
+DUAL_ARM = os.path.join(os.path.dirname(__file__), "..", "config", "tasks", "dual_arm.yaml")
 
 
 def make_loop(spec, snapshots: list) -> SimulationLoop:

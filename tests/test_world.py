@@ -1,4 +1,4 @@
-"""Two robots in one simulated world (config/worlds/dual_arm.yaml, object_handover's arms): one
+"""Two robots in one simulated world (config/tasks/dual_arm.yaml, object_handover's arms): one
 physics, one /clock, one TF tree under `world`, a server per robot on its own address. Real launch,
 real nodes, real HTTP, real MuJoCo. The world file is the shipped one with free ports and a small
 camera per robot."""

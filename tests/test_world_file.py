@@ -13,7 +13,7 @@ import pytest
 from isaac_franka_bridge.backends import check_backend, create_world
 from isaac_franka_bridge.world import DEFAULT_CUBE, ObjectSpec, RobotSpec, check_world, load_world
 
-WORLDS = os.path.join(os.path.dirname(__file__), "..", "config", "worlds")
+WORLDS = os.path.join(os.path.dirname(__file__), "..", "config", "tasks")
 
 
 @pytest.mark.parametrize("name", sorted(f[:-5] for f in os.listdir(WORLDS) if f.endswith(".yaml")))
@@ -30,7 +30,7 @@ def test_every_shipped_world_loads_and_round_trips(name):
 
 
 def test_the_default_world_has_the_cube_the_tests_pick():
-    world = load_world(os.path.join(WORLDS, "single_arm.yaml"))
+    world = load_world(os.path.join(WORLDS, "pick_cube.yaml"))
     assert world.objects == (DEFAULT_CUBE,)
 
 

@@ -26,6 +26,7 @@ class Capabilities:
     cameras: bool  # whether it renders cameras
     max_robots: int  # robots in one world
     objects: bool = True  # builds the world's objects (False: only the default cube)
+    contacts: bool = True  # reports what touches what (False: a task's success is not computed)
 
     def refusal(self, backend: str, world: WorldSpec) -> str | None:
         """Why `world` cannot run on this backend, or None."""
@@ -128,6 +129,19 @@ class PhysicsWorld(ABC):
     def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (n, 3) and (x, y, z, w) quaternions (n, 4) of `frame_names`, world frame."""
         return np.zeros((0, 3)), np.zeros((0, 4))
+
+    def start(self) -> None:  # noqa: B027  (optional hook: most worlds start as built)
+        """Once, after the robots' start configurations are set and before the first step: put what
+        the grippers hold at start into them (world.py's `mount: gripper`)."""
+
+    @abstractmethod
+    def object_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (n, 3) and (x, y, z, w) quaternions (n, 4) of every object of the world's spec,
+        in its order, world frame (the task's ground truth)."""
+
+    @abstractmethod
+    def contacts(self) -> set[frozenset[str]]:
+        """Which pairs touch now, named as task.py names them (objects, table, <ns>/gripper, <ns>/arm)."""
 
     def render_state(self) -> object:
         """A copy of what rendering needs (called by the physics thread between steps)."""

@@ -20,10 +20,11 @@ import mujoco
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from franka_server_ros2.camera_specs import CameraSpec
+from franka_server_ros2.camera_specs import WORLD_BODY, CameraSpec
 
 from ..sim.state import ArmState
-from ..world import DEFAULT_CUBE, ObjectSpec, RobotSpec, WorldSpec, one_robot_world
+from .. import task
+from ..world import DEFAULT_CUBE, ObjectSpec, PartSpec, RobotSpec, WorldSpec, one_robot_world
 from . import CAPABILITIES
 from .base import PhysicsRobot, PhysicsWorld
 from .mujoco_assets import panda_xml
@@ -68,33 +69,60 @@ GEOMS = {
     "box": mujoco.mjtGeom.mjGEOM_BOX,
     "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
     "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+    "ellipsoid": mujoco.mjtGeom.mjGEOM_ELLIPSOID,
+    "mesh": mujoco.mjtGeom.mjGEOM_MESH,
 }
+FLANGE_IN_ATTACHMENT = -3.0 * np.pi / 4.0  # gym-hil's `attachment` body is the flange turned +135 deg about z
+HOLD_SETTLE_S = 0.6  # [s] a gripper closes on the object it holds at start, before the simulation starts
 
 
-def geom_size(obj: ObjectSpec) -> list[float]:
-    """MuJoCo's size of an object: half extents of a box, radius and half length of a cylinder."""
-    if obj.shape == "box":
-        return [v / 2.0 for v in obj.size]
-    if obj.shape == "cylinder":
-        return [obj.size[0], obj.size[1] / 2.0]
-    return [obj.size[0]]
+def geom_size(part: PartSpec) -> list[float]:
+    """MuJoCo's size of a solid: half extents of a box, radius and half length of a cylinder, semi-axes."""
+    if part.shape in ("box", "ellipsoid"):
+        return [v / 2.0 for v in part.size]
+    if part.shape == "cylinder":
+        return [part.size[0], part.size[1] / 2.0]
+    if part.shape == "mesh":
+        return [0.0, 0.0, 0.0]
+    return [part.size[0]]
 
 
-def add_object(parent, obj: ObjectSpec) -> None:
-    """An object of the world's description: a free body with its mass, or fixed where it stands."""
-    quat = Rotation.from_euler("xyz", obj.rpy).as_quat()[[3, 0, 1, 2]]  # (w, x, y, z)
-    body = parent.add_body(name=obj.name, pos=list(obj.position), quat=quat.tolist())
-    if obj.mass > 0.0:
+def _wxyz(rpy) -> list[float]:
+    return Rotation.from_euler("xyz", rpy).as_quat()[[3, 0, 1, 2]].tolist()
+
+
+def add_object(parent, obj: ObjectSpec, spec: mujoco.MjSpec, pose=None) -> None:
+    """An object of the world's description: a body of its solids, free if it has a mass and stands in
+    the world or in a gripper, fixed to its parent otherwise. `pose` (position, wxyz) overrides its own."""
+    position, quat = pose if pose is not None else (list(obj.position), _wxyz(obj.rpy))
+    body = parent.add_body(name=obj.name, pos=list(position), quat=list(quat))
+    if obj.mass > 0.0 and obj.mount_kind != "flange":
         body.add_freejoint(name=obj.name)
-    geom = body.add_geom(
-        name=obj.name,
-        type=GEOMS[obj.shape],
-        size=geom_size(obj),
-        rgba=list(obj.rgba),
-        friction=[obj.friction, 0.005, 0.0001],
-    )
-    if obj.mass > 0.0:
-        geom.mass = obj.mass
+    if obj.mount_kind == "flange":
+        body.gravcomp = 1.0  # a tool the robot carries: it compensates its weight, as told in its settings
+    for i, part in enumerate(obj.solids()):
+        geom = body.add_geom(
+            name=obj.name if i == 0 else f"{obj.name}_{i}",
+            type=GEOMS[part.shape],
+            size=geom_size(part),
+            pos=list(part.pos),
+            quat=_wxyz(part.rpy),
+            rgba=list(part.rgba),
+            friction=[obj.friction, 0.005, 0.0001],
+        )
+        if part.shape == "mesh":
+            mesh = spec.add_mesh(name=f"{obj.name}_mesh_{i}", file=part.mesh, scale=list(part.size))
+            geom.meshname = mesh.name
+
+
+def _scale_masses(model: mujoco.MjModel, objects) -> None:
+    """Each object weighs its mass, spread over its solids as their volumes are (MuJoCo's density)."""
+    for obj in objects:
+        b = model.body(obj.name).id
+        if obj.mass > 0.0 and model.body_mass[b] > 0.0:
+            factor = obj.mass / model.body_mass[b]
+            model.body_mass[b] = obj.mass
+            model.body_inertia[b] *= factor
 
 
 def robot_spec(gripper: MujocoGripper, cameras: Sequence[CameraSpec] = ()) -> mujoco.MjSpec:
@@ -125,7 +153,8 @@ def robot_spec(gripper: MujocoGripper, cameras: Sequence[CameraSpec] = ()) -> mu
                 if geom.group == 2:
                     geom.group = ARM_VISUAL_GROUP
     for camera in cameras:
-        spec.body(camera.body).add_camera(name=camera.name, pos=camera.pos, quat=camera.quat, fovy=camera.fovy)
+        if camera.body != WORLD_BODY:  # cameras fixed in the world are the world's (build_world)
+            spec.body(camera.body).add_camera(name=camera.name, pos=camera.pos, quat=camera.quat, fovy=camera.fovy)
     return spec
 
 
@@ -137,16 +166,32 @@ def build_world(world: WorldSpec, timestep: float = 0.001) -> mujoco.MjModel:
     for robot in world.robots:
         base = spec.worldbody.add_frame(pos=list(robot.base_position), quat=_z_quat(robot.base_yaw))
         base.attach_body(robot_spec(GRIPPERS[robot.gripper_type], robot.cameras).body("link0"), robot.prefix, "")
+        for camera in robot.cameras:
+            if camera.body == WORLD_BODY:
+                spec.worldbody.add_camera(
+                    name=robot.prefix + camera.name, pos=camera.pos, quat=camera.quat, fovy=camera.fovy
+                )
     table = spec.worldbody
     table.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1.5, 1.5, 0.1], rgba=[0.55, 0.5, 0.45, 1])
     table.add_light(pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
     for obj in world.objects:
-        add_object(table, obj)
-    cameras = [c for r in world.robots for c in r.cameras]
+        if obj.mount_kind == "flange":  # in the flange frame, on the robot's flange body
+            robot = world.robot(obj.mount_robot)
+            turn = Rotation.from_euler("z", FLANGE_IN_ATTACHMENT)
+            pose = (
+                turn.apply(obj.position).tolist(),
+                (turn * Rotation.from_euler("xyz", obj.rpy)).as_quat()[[3, 0, 1, 2]].tolist(),
+            )
+            add_object(spec.body(f"{robot.prefix}attachment"), obj, spec, pose)
+        else:  # in the world (a held object is placed in its gripper by MujocoWorld)
+            add_object(table, obj, spec)
+    cameras = world.cameras()
     if cameras:
         spec.visual.global_.offwidth = max(c.width for c in cameras)
         spec.visual.global_.offheight = max(c.height for c in cameras)
-    return spec.compile()
+    model = spec.compile()
+    _scale_masses(model, world.objects)
+    return model
 
 
 def build_model(timestep: float = 0.001, gripper: MujocoGripper = GRIPPERS["Robotiq"]) -> mujoco.MjModel:
@@ -169,7 +214,11 @@ class MujocoRobot(PhysicsRobot):
         pre = spec.prefix
         self.root = m.body(f"{pre}link0").id
         mine = [b for b in range(1, m.nbody) if m.body_rootid[b] == self.root]
-        own = lambda name: name[len(pre) :]  # noqa: E731  (the robot's own name of a prefixed element)
+        # the robot's own name of one of its elements: prefixed ones lose the prefix; the tools on its
+        # flange (objects of the world, added unprefixed) keep their names as their TF frames
+        tools = {o.name for o in world.spec.objects if o.mount_kind == "flange" and o.mount_robot == spec.namespace}
+        own = lambda name: name[len(pre) :] if name.startswith(pre) and name not in tools else name  # noqa: E731
+        self._frame_of = lambda body: body if body in tools else _frame_name(body)  # noqa: E731
         joints = [
             j
             for j in range(m.njnt)
@@ -186,6 +235,9 @@ class MujocoRobot(PhysicsRobot):
         self._arm_actuators = np.array([m.actuator(f"{pre}actuator{i}").id for i in range(1, 8)])
         self._gripper_actuator = m.actuator(pre + self.gripper.actuator).id if self.gripper.present else -1
         self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(pre + n).id] for n in self.gripper.joints], dtype=int)
+        # what of the robot is its gripper (fingers and their mount), for what touches what
+        hand = {"Robotiq": "base_mount", "Franka": "panda_hand"}.get(spec.gripper_type)
+        self.gripper_root = m.body(pre + hand).id if hand else -1
         self._ee_site = m.site(f"{pre}ee").id
         self._ee_body = m.site_bodyid[self._ee_site]
         self._payload = m.body(f"{pre}payload").id
@@ -199,7 +251,7 @@ class MujocoRobot(PhysicsRobot):
         # frames for TF: the robot's bodies (its base is the parent) and cameras, named as its description does
         self._frame_bodies = [b for b in mine if b != self.root]
         self._frame_cameras = [m.camera(pre + c.name).id for c in spec.cameras]
-        self.frame_names = tuple(_frame_name(own(m.body(b).name)) for b in self._frame_bodies) + tuple(
+        self.frame_names = tuple(self._frame_of(own(m.body(b).name)) for b in self._frame_bodies) + tuple(
             f"{c.name}_optical_frame" for c in spec.cameras
         )
         self._own = own
@@ -313,7 +365,7 @@ class MujocoRobot(PhysicsRobot):
     def robot_description(self) -> str:
         own = self._own
         return urdf_from_model(
-            self.model, lambda b: _frame_name(own(b)), lambda j: ros_joint_name(own(j)), root_body=self.root
+            self.model, lambda b: self._frame_of(own(b)), lambda j: ros_joint_name(own(j)), root_body=self.root
         )
 
 
@@ -351,9 +403,69 @@ class MujocoWorld(PhysicsWorld):
         self._options = (world, self.timestep)  # rebuilds the same scene in a rendering process
         self.coriolis = np.zeros(self.model.nv)
         self._gravity = self.model.opt.gravity.copy()
-        self.frame_names = tuple(o.name for o in world.objects)  # published in the world frame
+        # objects in the world are published in the world frame; tools on a flange with their robot
+        self.frame_names = tuple(o.name for o in world.objects if o.mount_kind != "flange")
         self._frame_bodies = [self.model.body(n).id for n in self.frame_names]
+        self._object_bodies = [self.model.body(o.name).id for o in world.objects]
+        self._owners = np.array([self._owner(g) for g in range(self.model.ngeom)], dtype=object)
         mujoco.mj_forward(self.model, self.data)
+
+    def _owner(self, geom: int) -> str:
+        """What a geom belongs to, as task.py names it: an object, the table, a robot's gripper or arm."""
+        m = self.model
+        objects = {b: o.name for b, o in zip(self._object_bodies, self.spec.objects, strict=True)}
+        body = int(m.geom_bodyid[geom])
+        if body == 0:
+            return task.TABLE if m.geom(geom).name == "table" else "world"
+        chain = [body]
+        while chain[-1] != 0:
+            chain.append(int(m.body_parentid[chain[-1]]))
+        held = next((objects[b] for b in chain if b in objects), None)
+        if held is not None:
+            return held
+        robot = next(r for r in self.robots if r.root in chain)
+        part = task.gripper if robot.gripper_root in chain else task.arm
+        return part(robot.spec.namespace)
+
+    def start(self) -> None:
+        """Each object a gripper holds at start goes into it, weightless while the fingers close on it
+        (the arm held still), then the world's clock starts at zero."""
+        held = [(o, self.model.body(o.name).id) for o in self.spec.objects if o.mount_kind == "gripper"]
+        if not held:
+            return
+        m, d = self.model, self.data
+        mujoco.mj_forward(m, d)
+        for obj, body in held:
+            robot = next(r for r in self.robots if r.spec.namespace == obj.mount_robot)
+            ee_rotation = d.site_xmat[robot._ee_site].reshape(3, 3)
+            rotation = Rotation.from_matrix(ee_rotation) * Rotation.from_euler("xyz", obj.rpy)
+            address = m.jnt_qposadr[m.body_jntadr[body]]
+            d.qpos[address : address + 3] = d.site_xpos[robot._ee_site] + ee_rotation @ np.array(obj.position)
+            d.qpos[address + 3 : address + 7] = rotation.as_quat()[[3, 0, 1, 2]]
+            m.body_gravcomp[body] = 1.0
+            robot.command_gripper(robot.gripper.closed_position, 0.0)
+        arm = np.concatenate([r._qpos for r in self.robots]), np.concatenate([r._dof for r in self.robots])
+        q0 = d.qpos[arm[0]].copy()
+        for _ in range(round(HOLD_SETTLE_S / self.timestep)):
+            d.qpos[arm[0]], d.qvel[arm[1]] = q0, 0.0
+            mujoco.mj_step(m, d)
+        for _, body in held:
+            m.body_gravcomp[body] = 0.0
+        d.qpos[arm[0]], d.qvel[:], d.time = q0, 0.0, 0.0
+        mujoco.mj_forward(m, d)
+
+    def object_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        d = self.data
+        return d.xpos[self._object_bodies].copy(), d.xquat[self._object_bodies][:, [1, 2, 3, 0]]
+
+    def contacts(self) -> set[frozenset[str]]:
+        d = self.data
+        n = d.ncon
+        if n == 0:
+            return set()
+        contact = d.contact
+        first, second = self._owners[contact.geom1[:n]], self._owners[contact.geom2[:n]]
+        return {frozenset((a, b)) for a, b in zip(first, second, strict=True) if a != b}
 
     def begin_step(self) -> None:
         m, d = self.model, self.data

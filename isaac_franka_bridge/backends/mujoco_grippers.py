@@ -41,6 +41,7 @@ class MujocoGripper:
     ctrl_per_unit: float  # actuator control per unit of GripperCommand position
     ctrl_offset: float  # actuator control at position 0
     open_position: float  # GripperCommand position of a fully open gripper (its state at start-up)
+    closed_position: float  # ... of a fully closed one
     units_per_newton: float = 0.0  # actuator force limit per newton of squeeze (0: no force limit to set)
     default_effort: float = 0.0  # [N] squeeze for a GripperCommand with no max_effort
 
@@ -98,6 +99,7 @@ GRIPPERS: dict[str, MujocoGripper] = {
         255 / 0.8,
         0.0,
         0.0,
+        0.8,
         units_per_newton=1.0 / ROBOTIQ_NEWTONS_PER_UNIT,
         default_effort=ROBOTIQ_DEFAULT_FORCE,
     ),
@@ -111,9 +113,10 @@ GRIPPERS: dict[str, MujocoGripper] = {
         1 / 0.04,
         0.0,
         0.04,
+        0.0,
         units_per_newton=2.0,
         default_effort=FRANKA_HAND_CONTINUOUS_FORCE,
     ),
     # the end effector at the flange, with no joints and no actuator
-    "None": BareFlange("None", 0.0, (), (), "", 0.0, 0.0, 0.0),
+    "None": BareFlange("None", 0.0, (), (), "", 0.0, 0.0, 0.0, 0.0),
 }

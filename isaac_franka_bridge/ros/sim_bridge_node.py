@@ -32,10 +32,11 @@ from ..controller import CartesianImpedanceController
 from ..sim.cameras import SharedState
 from ..sim.loop import SimulationLoop
 from ..sim.state import RobotSnapshot
-from ..world import WorldSpec, load_world
+from ..world import DEFAULT_TASK, WorldSpec, load_world
 from . import camera_process, parameters
 from . import messages as msgs
 from .robot_nodes import LATCHED, RobotNodes
+from .task_publisher import TaskPublisher
 
 WORLD_FRAME = "world"
 GIL_SWITCH_INTERVAL = 0.0005  # [s]
@@ -44,7 +45,7 @@ GIL_SWITCH_INTERVAL = 0.0005  # [s]
 def default_world_file() -> str:
     from ament_index_python.packages import get_package_share_directory
 
-    return os.path.join(get_package_share_directory("isaac_franka_bridge"), "config", "worlds", "single_arm.yaml")
+    return os.path.join(get_package_share_directory("isaac_franka_bridge"), "config", "tasks", f"{DEFAULT_TASK}.yaml")
 
 
 class WorldNode(Node):
@@ -90,6 +91,7 @@ class SimulationProcess:
         cameras = getattr(world, "cameras", ())
         if cameras:
             self._create_camera_process(cameras)
+        self.task = TaskPublisher(world_node, spec, world, loop, world_node.value("task_rate"))
         world_node.create_timer(1.0, self._publish_diagnostics)
         loop.on_snapshot = self._publish
 
@@ -156,7 +158,9 @@ class SimulationProcess:
                 KeyValue(key="tick_us_p99", value=f"{p99:.0f}"),
             ],
         )
-        statuses = [status] + [self._robot_status(nodes, ok) for nodes in self.robots]
+        task_status = self.task.diagnostic_status()
+        task_status.name = f"{name}: task {task_status.name}"
+        statuses = [status, task_status] + [self._robot_status(nodes, ok) for nodes in self.robots]
         msg = DiagnosticArray(status=statuses + self._camera_process_status())
         msg.header.stamp = self.world_node.get_clock().now().to_msg()
         self.world_node.diagnostics.publish(msg)
@@ -245,6 +249,7 @@ def compose() -> SimulationProcess:
         world = create_world(backend, spec)
         for body, robot in zip(world.robots, spec.robots, strict=True):
             body.set_arm_configuration(np.array(robot.reset_joint_target))
+        world.start()  # what the grippers hold at start goes into them
         log.info(f"backend ready in {time.perf_counter() - t0:.2f} s (timestep {world.timestep * 1e3:g} ms)")
         loop = SimulationLoop(
             world,

@@ -1,0 +1,82 @@
+"""The task's ground truth on ROS 2, from the world node `/franka_sim`.
+
+  /task/success   std_msgs/Bool (latched)                  whether the task has succeeded now
+  /task/objects   tf2_msgs/TFMessage                       every object's pose in `world`
+  /task/status    diagnostic_msgs/DiagnosticStatus (latched)  name, what the ground truth sees, values
+
+Computed by task.py from what the physics reports between two ticks (object poses, contacts), at
+`task_rate`. franka_server_ros2 serves it as GET /task. The stock env never sees it.
+"""
+
+from __future__ import annotations
+
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import TransformStamped
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import Bool
+from tf2_msgs.msg import TFMessage
+
+from .. import task
+from ..backends import PhysicsWorld
+from ..sim.loop import SimulationLoop
+from ..world import WorldSpec
+from . import messages as msgs
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+WORLD_FRAME = "world"
+
+
+class TaskPublisher:
+    def __init__(self, node: Node, spec: WorldSpec, world: PhysicsWorld, loop: SimulationLoop, rate: float) -> None:
+        self.node, self.spec, self.world, self.loop = node, spec, world, loop
+        self.success = node.create_publisher(Bool, "/task/success", LATCHED)
+        self.objects = node.create_publisher(TFMessage, "/task/objects", QoSProfile(depth=1))
+        self.status = node.create_publisher(DiagnosticStatus, "/task/status", LATCHED)
+        self.names = [o.name for o in spec.objects]
+        self.latest = task.TaskState(False, "not evaluated yet")
+        node.create_timer(1.0 / rate, self.evaluate)
+
+    def _measure(self):
+        """In the simulation thread, between two ticks: (sim time, positions, quats, contacts or None)."""
+        contacts = self.world.contacts() if self.world.capabilities.contacts else None
+        return (self.loop.sim_time, *self.world.object_poses(), contacts)
+
+    def evaluate(self) -> None:
+        if not self.loop.running:
+            return
+        try:
+            sim_time, positions, quats, contacts = self.loop.call(self._measure, timeout=1.0)
+        except (RuntimeError, TimeoutError):  # the loop stopped or stalls: the diagnostics say so
+            return
+        poses = {name: (positions[i], quats[i]) for i, name in enumerate(self.names)}
+        if contacts is None:
+            state = task.TaskState(False, f"not computed: the {self.node.get_parameter('backend').value} backend "
+                                          "reports no contacts")
+        else:
+            state = task.evaluate(self.spec.task.success, poses, contacts)
+        self.latest = state
+        sec, nanosec = msgs.split_stamp(sim_time)
+        transforms = []
+        for name, (position, quat) in poses.items():
+            t = TransformStamped()
+            t.header.stamp.sec, t.header.stamp.nanosec = sec, nanosec
+            t.header.frame_id, t.child_frame_id = WORLD_FRAME, name
+            tr, r = t.transform.translation, t.transform.rotation
+            tr.x, tr.y, tr.z = (float(v) for v in position)
+            r.x, r.y, r.z, r.w = (float(v) for v in quat)
+            transforms.append(t)
+        self.objects.publish(TFMessage(transforms=transforms))
+        self.success.publish(Bool(data=state.success))
+        self.status.publish(self.diagnostic_status())
+
+    def diagnostic_status(self) -> DiagnosticStatus:
+        t, state = self.spec.task, self.latest
+        return DiagnosticStatus(
+            level=DiagnosticStatus.OK,
+            name=t.name,
+            hardware_id=t.description,
+            message=state.detail,
+            values=[KeyValue(key="success", value=str(state.success).lower())]
+            + [KeyValue(key=k, value=v) for k, v in state.values.items()],
+        )

@@ -79,7 +79,7 @@ def physics_capacity(ticks: int, world_file: str | None = None) -> dict[str, tup
         body.set_arm_configuration(np.array(robot.reset_joint_target))
     loop = SimulationLoop(world, [CartesianImpedanceController() for _ in spec.robots], lambda t, s: None, 500, 0)
     for control in loop.robots:
-        loop.submit(control.start_impedance)
+        loop.submit(control.start_controller)
     durations = []
     for i in range(ticks):
         if i % 500 == 0:  # keep the arms moving

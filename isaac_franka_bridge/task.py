@@ -61,7 +61,9 @@ def evaluate(spec: SuccessSpec, poses: Mapping[str, Pose], contacts: Iterable[fr
     if spec.kind == "placed":
         error = float(np.linalg.norm(np.asarray(position) - np.asarray(spec.position)))
         success = error <= spec.tolerance
-        detail = f"{spec.object} is {1e3 * error:.1f} mm from where it belongs (success within {1e3 * spec.tolerance:g} mm)"
+        detail = (
+            f"{spec.object} is {1e3 * error:.1f} mm from where it belongs (success within {1e3 * spec.tolerance:g} mm)"
+        )
         return TaskState(success, detail, {"error_m": f"{error:.5f}"})
     if spec.kind == "held":
         holder = gripper(spec.by)
@@ -71,7 +73,7 @@ def evaluate(spec: SuccessSpec, poses: Mapping[str, Pose], contacts: Iterable[fr
     # flipped: lying upside down on what it must rest on
     up = up_axis(quat)
     side = "up" if up > UPRIGHT_ABOVE else ("down" if up < FLIPPED_BELOW else "edge")
-    on = spec.on in others
+    on = spec.resting_on in others
     success = on and side == "down"
-    detail = f"{spec.object} is {'on' if on else 'off'} {spec.on}, its top facing {side}"
+    detail = f"{spec.object} is {'on' if on else 'off'} {spec.resting_on}, its top facing {side}"
     return TaskState(success, detail, {"side": side, "on": str(on).lower()})

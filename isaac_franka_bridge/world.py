@@ -124,7 +124,7 @@ class SuccessSpec:
     position: tuple[float, ...] = ()  # placed: where the object's frame is when done, world frame [m]
     tolerance: float = 0.003  # placed: how far from it still counts [m]
     by: str = ""  # held: namespace of the robot whose gripper holds it (and nothing else touches it)
-    on: str = ""  # flipped: the object it must rest on, upside down
+    resting_on: str = ""  # flipped: the object it must rest on, upside down
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,7 @@ def check_object(obj: ObjectSpec, where: str) -> ObjectSpec:
         raise ValueError(f"{where}: an object a gripper holds needs a mass")
     if obj.parts:
         parts = tuple(_check_part(p, f"{where}: part {i}") for i, p in enumerate(obj.parts))
-        size = obj.size
+        size = tuple(obj.size)  # unused
     else:
         parts = ()
         size = _check_part(PartSpec(obj.shape, obj.size, mesh=obj.mesh), where).size
@@ -268,8 +268,8 @@ def check_task(task: TaskSpec, robots: Sequence[RobotSpec], objects: Sequence[Ob
             raise ValueError(f"{where}: tolerance must be > 0")
     if s.kind == "held" and s.by not in {r.namespace for r in robots if r.gripper_type != "None"}:
         raise ValueError(f"{where}: by '{s.by}' must name a robot with a gripper")
-    if s.kind == "flipped" and s.on not in names:
-        raise ValueError(f"{where}: on '{s.on}' is not one of the world's objects")
+    if s.kind == "flipped" and s.resting_on not in names:
+        raise ValueError(f"{where}: resting_on '{s.resting_on}' is not one of the world's objects")
     return replace(task, success=replace(s, position=position, tolerance=tolerance))
 
 

@@ -24,7 +24,7 @@ def make_loop(spec, snapshots: list) -> SimulationLoop:
     controllers = [CartesianImpedanceController() for _ in spec.robots]
     loop = SimulationLoop(world, controllers, lambda t, s: snapshots.append((t, s)), 500, 0)
     for control in loop.robots:
-        loop.submit(control.start_impedance)
+        loop.submit(control.start_controller)
     return loop
 
 

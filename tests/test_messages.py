@@ -29,7 +29,7 @@ def snapshots():
     control = loop.robots[0]
 
     def start() -> None:
-        control.start_impedance()
+        control.start_controller()
         s = control.body.measure()
         control.controller.set_target(s.position + np.array([0.05, -0.03, 0.02]), s.quat)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import socket
@@ -54,10 +55,24 @@ def depth_pixels(cam: dict, seq: int) -> np.ndarray:
 
 
 class StubCameraServer:
-    """franka_server_ros2's camera routes, faked: renders a frame every ``period`` seconds while not paused."""
+    """franka_server_ros2's camera routes, faked: renders a frame every ``period`` seconds while not paused.
 
-    def __init__(self, port: int = 0, generation: int = 0, keep_alive: bool = True, period: float = 0.02) -> None:
+    ``cameras`` is what it lists and serves; ``servers`` the other servers of its world that ``GET /cameras``
+    names (None: no "servers" key, as on servers that predate it).
+    """
+
+    def __init__(
+        self,
+        port: int = 0,
+        generation: int = 0,
+        keep_alive: bool = True,
+        period: float = 0.02,
+        cameras: list[dict] | None = None,
+        servers: list[str] | None = None,
+    ) -> None:
         self.generation = generation
+        self.cameras = CAMERAS if cameras is None else cameras
+        self.servers = servers
         self.keep_alive = keep_alive
         self.period = period
         self.seq = -1  # newest rendered frame; -1: none yet
@@ -91,6 +106,17 @@ class StubCameraServer:
 
     def frame_requests(self, since: float = 0.0) -> int:
         return sum(1 for t, path in list(self.requests) if t >= since and path.startswith("/frame/"))
+
+    def listing_requests(self) -> int:
+        return sum(1 for _, path in list(self.requests) if urlsplit(path).path == "/cameras")
+
+    def step(self) -> int:
+        """Renders one frame now (for a paused stub) and returns its seq."""
+        with self.cond:
+            self.seq += 1
+            self.wall_time = time.time()
+            self.cond.notify_all()
+            return self.seq
 
     def stop(self) -> None:
         """Dies like a killed server process: open connections drop without an answer."""
@@ -148,9 +174,12 @@ class _StubHandler(BaseHTTPRequestHandler):
         if stub.dead:
             return self._drop()
         if url.path == "/cameras":
-            return self._reply(200, json.dumps({"cameras": CAMERAS}).encode())
+            listing: dict = {"cameras": stub.cameras}
+            if stub.servers is not None:
+                listing["servers"] = stub.servers
+            return self._reply(200, json.dumps(listing).encode())
         path = unquote(url.path)
-        cam = next((c for c in CAMERAS if path == f"/frame/{c['name']}"), None)
+        cam = next((c for c in stub.cameras if path == f"/frame/{c['name']}"), None)
         if not url.path.startswith("/frame/") or cam is None:
             return self._reply(404, json.dumps({"error": f"no camera {path}"}).encode())
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
@@ -382,6 +411,164 @@ def test_stop_wakes_a_blocked_wait(stub: StubCameraServer) -> None:
     thread.join(timeout=5)
     assert not thread.is_alive() and len(errors) == 1
     assert time.monotonic() - started < 2.0
+
+
+# --- one world, several servers (object_handover: a server per arm, each listing the other under "servers") ---
+
+LEFT_WRIST = {"name": "wrist", "serial": "128422272758", "width": 64, "height": 48, "fps": 15, "depth": False}
+LEFT_SIDE = {"name": "side", "serial": "130322274175", "width": 64, "height": 48, "fps": 15, "depth": False}
+RIGHT_WRIST = {"name": "wrist", "serial": "127122270146", "width": 64, "height": 48, "fps": 15, "depth": False}
+
+
+def serials(devices: list[rs.device]) -> list[str]:
+    return [d.get_info(rs.camera_info.serial_number) for d in devices]
+
+
+def unused_url() -> str:
+    """An address where no server listens (connections are refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[StubCameraServer, StubCameraServer]]:
+    """The left arm's server (wrist, side; $FRANKA_SIM_URL) and the right arm's (wrist), each listing the other
+    (a loop), the left one also a server that is down. G of each frame tells the servers apart (60 left, 70 right)."""
+    left = StubCameraServer(generation=1, cameras=[LEFT_WRIST, LEFT_SIDE])
+    right = StubCameraServer(generation=2, cameras=[RIGHT_WRIST], servers=[left.url + "/"])
+    left.servers = [right.url + "/", unused_url() + "/"]
+    monkeypatch.setenv("FRANKA_SIM_URL", left.url)
+    yield left, right
+    left.stop()
+    right.stop()
+
+
+def test_devices_span_the_servers_of_the_world(world, caplog: pytest.LogCaptureFixture) -> None:
+    left, right = world
+    caplog.set_level(logging.WARNING, logger="virtual_realsense")
+    devices = rs.context().devices
+    assert serials(devices) == [LEFT_WRIST["serial"], LEFT_SIDE["serial"], RIGHT_WRIST["serial"]]
+    ports = [d.get_info(rs.camera_info.physical_port) for d in devices]
+    assert ports == [f"{left.url}/frame/wrist", f"{left.url}/frame/side", f"{right.url}/frame/wrist"]
+    assert (left.listing_requests(), right.listing_requests()) == (1, 1)  # the loop right -> left is not followed
+    down = left.servers[1].rstrip("/")
+    assert [r.getMessage() for r in caplog.records if down in r.getMessage()], "no warning for the server that is down"
+
+    # Seen from the right arm's server: its own camera first, then the left's.
+    assert serials(rs.context(right.url).devices) == [RIGHT_WRIST["serial"], LEFT_WRIST["serial"], LEFT_SIDE["serial"]]
+
+
+def test_frames_of_a_camera_of_another_server_come_from_that_server(world) -> None:
+    left, right = world
+    right_pipe, _, aligner = open_like_rscapture(RIGHT_WRIST["serial"], (64, 48))  # $FRANKA_SIM_URL is the left's
+    left_pipe, _, _ = open_like_rscapture(LEFT_WRIST["serial"], (64, 48))  # a camera of the same name, "wrist"
+    try:
+        right_images = [read_like_rscapture(right_pipe, aligner) for _ in range(3)]
+        left_image = read_like_rscapture(left_pipe, aligner)
+    finally:
+        right_pipe.stop()
+        left_pipe.stop()
+    assert all(img.shape == (48, 64, 3) and img[0, 0, 1] == 70 for img in right_images)  # rendered by the right
+    assert left_image[0, 0, 1] == 60
+    frame_paths = [path for _, path in left.requests if path.startswith("/frame/")]
+    assert frame_paths and all(path.startswith("/frame/wrist?") for path in frame_paths)
+    assert right.frame_requests() >= 3
+
+
+def test_duplicate_serials_and_repeated_servers_keep_the_first(world, caplog: pytest.LogCaptureFixture) -> None:
+    left, right = world
+    other = {"name": "top", "serial": "999999999999", "width": 64, "height": 48, "fps": 15, "depth": False}
+    copies = [{**RIGHT_WRIST, "name": "wrist_copy"}, dict(LEFT_SIDE), other]  # a conflicting and an identical copy
+    third = StubCameraServer(generation=3, cameras=copies, servers=[left.url, right.url + "/"])
+    try:
+        left.servers = [left.url, right.url, f"http://127.0.0.1:{right.port}/"]  # itself, and the right spelled twice
+        right.servers = [left.url + "/", third.url + "/"]  # reached only through the right: followed transitively
+        caplog.set_level(logging.WARNING, logger="virtual_realsense")
+        devices = rs.context().devices
+        assert serials(devices) == [LEFT_WRIST["serial"], LEFT_SIDE["serial"], RIGHT_WRIST["serial"], other["serial"]]
+        assert [d.server.url for d in devices] == [left.url, left.url, right.url, third.url]
+        assert (left.listing_requests(), right.listing_requests(), third.listing_requests()) == (1, 1, 1)
+        warned = [r.getMessage() for r in caplog.records]
+        assert any(RIGHT_WRIST["serial"] in m and "wrist_copy" in m for m in warned)  # a different camera: warned
+        assert not any(LEFT_SIDE["serial"] in m for m in warned)  # the same camera listed twice: no news
+
+        pipe, _, aligner = open_like_rscapture(other["serial"], (64, 48))
+        try:
+            assert read_like_rscapture(pipe, aligner)[0, 0, 1] == 80  # the third server's frame
+        finally:
+            pipe.stop()
+    finally:
+        third.stop()
+
+
+def test_unreachable_or_malformed_servers_are_skipped(world, caplog: pytest.LogCaptureFixture) -> None:
+    left, right = world
+    left.servers = [unused_url(), "ftp://127.0.0.1/", 42, right.url]
+    caplog.set_level(logging.WARNING, logger="virtual_realsense")
+    assert serials(rs.context().devices) == [LEFT_WRIST["serial"], LEFT_SIDE["serial"], RIGHT_WRIST["serial"]]
+    warned = " | ".join(r.getMessage() for r in caplog.records)
+    assert left.servers[0] in warned and "ftp://127.0.0.1/" in warned and "42" in warned
+
+    right.stop()  # the right arm's server goes away: the left's cameras still open
+    assert serials(rs.context().devices) == [LEFT_WRIST["serial"], LEFT_SIDE["serial"]]
+    pipe, _, aligner = open_like_rscapture(LEFT_SIDE["serial"], (64, 48))
+    try:
+        assert read_like_rscapture(pipe, aligner)[0, 0, 1] == 60
+    finally:
+        pipe.stop()
+    with pytest.raises(RuntimeError, match="Couldn't resolve requests"):
+        rs.pipeline().start(_color_config(RIGHT_WRIST["serial"], 64, 48))
+
+
+def test_a_server_without_the_servers_key_lists_only_its_own_cameras(stub: StubCameraServer) -> None:
+    assert stub.servers is None
+    assert serials(rs.context().devices) == [c["serial"] for c in CAMERAS]
+    assert stub.listing_requests() == 1
+
+
+def test_two_pipelines_on_one_serial_both_get_every_frame(stub: StubCameraServer) -> None:
+    # usb_pickup_insertion's side_policy and side_classifier: two camera keys, one serial.
+    pipes = [open_like_rscapture(SIDE["serial"], (1280, 720))[0] for _ in range(2)]
+    try:
+        for pipe in pipes:
+            pipe.wait_for_frames()
+        stub.paused = True
+        time.sleep(0.05)
+        for pipe in pipes:
+            pipe.try_wait_for_frames(timeout_ms=200)  # each now holds the newest frame
+
+        for _ in range(3):
+            got: dict[int, rs.composite_frame] = {}
+            readers = [threading.Thread(target=_read_into, args=(got, i, pipe)) for i, pipe in enumerate(pipes)]
+            for reader in readers:
+                reader.start()
+            time.sleep(0.1)  # both blocked on the server at once
+            seq = stub.step()
+            for reader in readers:
+                reader.join(timeout=5)
+            assert sorted(got) == [0, 1]
+            for frames in got.values():
+                color = frames.get_color_frame()
+                assert color.get_frame_number() == seq and int(np.asarray(color.get_data())[0, 0, 0]) == seq % 256
+
+        pipes.pop(0).stop()  # one closes; the other keeps streaming
+        seq = stub.step()
+        assert pipes[0].wait_for_frames().get_color_frame().get_frame_number() == seq
+    finally:
+        for pipe in pipes:
+            pipe.stop()
+
+
+def _read_into(got: dict[int, rs.composite_frame], key: int, pipe: rs.pipeline) -> None:
+    got[key] = pipe.wait_for_frames()
+
+
+def _color_config(serial: str, width: int, height: int) -> rs.config:
+    cfg = rs.config()
+    cfg.enable_device(serial)
+    cfg.enable_stream(rs.stream.color, width, height, rs.format.bgr8, 15)
+    return cfg
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:

@@ -18,6 +18,7 @@ tests/test_mujoco_grippers.py keeps it):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import mujoco
@@ -44,6 +45,9 @@ class MujocoGripper:
     closed_position: float  # ... of a fully closed one
     units_per_newton: float = 0.0  # actuator force limit per newton of squeeze (0: no force limit to set)
     default_effort: float = 0.0  # [N] squeeze for a GripperCommand with no max_effort
+    # [rad] the EE frame's turn about the flange's z axis: Franka's EE convention for a hand (-45 deg);
+    # with no gripper, the EE is the flange itself (what the robot reports without an end effector)
+    ee_yaw: float = -math.pi / 4
 
     def force_limit(self, max_effort: float) -> float:
         """The actuator's force limit for a squeeze of `max_effort` [N] (non-positive: the default)."""
@@ -118,5 +122,5 @@ GRIPPERS: dict[str, MujocoGripper] = {
         default_effort=FRANKA_HAND_CONTINUOUS_FORCE,
     ),
     # the end effector at the flange, with no joints and no actuator
-    "None": BareFlange("None", 0.0, (), (), "", 0.0, 0.0, 0.0, 0.0),
+    "None": BareFlange("None", 0.0, (), (), "", 0.0, 0.0, 0.0, 0.0, ee_yaw=0.0),
 }

@@ -44,7 +44,9 @@ class Param:
 PARAMETERS: tuple[Param, ...] = (
     # the world's simulation
     Param("franka_sim", "backend", DEFAULT_BACKEND, f"physics backend: {', '.join(BACKENDS)}", read_only=True),
-    Param("franka_sim", "world_config", "", "the task file of the world ('': config/tasks/pick_cube.yaml)", read_only=True),
+    Param(
+        "franka_sim", "world_config", "", "the task file of the world ('': config/tasks/pick_cube.yaml)", read_only=True
+    ),
     Param("franka_sim", "real_time_factor", 1.0, "pace: 1.0 wall-clock time, 0 as fast as possible", 0.0, 100.0),
     Param("franka_sim", "state_publish_rate", 500.0, "state topics, Jacobian and /clock [Hz]", 1.0, 1000.0, True),
     Param("franka_sim", "joint_states_publish_rate", 100.0, "/joint_states, gripper, /tf [Hz]", 1.0, 1000.0, True),

@@ -3,6 +3,8 @@
   franka_control                    error recovery and joint reset services, robot_mode, reflex settings
   franka_state_controller           joint_states, O_T_EE, O_dP_EE, K_F_ext_hat_K
   cartesian_impedance_controller    compliance parameters, equilibrium_pose, franka_jacobian, start/stop
+  cartesian_wrench_controller       (instead, for a robot with controller wrench: egg_flip) wrench_target,
+                                    reset, franka_jacobian, start/stop, its settings as read-only parameters
   franka_gripper                    gripper_action (control_msgs/GripperCommand), joint_states
   sim                               simulation-only settings (payload, wrench noise), ~/external_wrench,
                                     joint_states of every joint, robot_description
@@ -15,17 +17,19 @@ from __future__ import annotations
 import math
 import threading
 import time
+from dataclasses import fields
 
 import numpy as np
 from control_msgs.action import GripperCommand
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from ..controller import COMPLIANCE_PARAMETERS
@@ -183,10 +187,48 @@ class ImpedanceController(RobotNode):
         self.loop.submit(lambda: self.control.controller.set_target(position, quat))
 
     def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        return self.trigger(self.control.start_impedance, response, "impedance controller started")
+        return self.trigger(self.control.start_controller, response, "impedance controller started")
 
     def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        return self.trigger(self.control.stop_impedance, response, "impedance controller stopped")
+        return self.trigger(self.control.stop_controller, response, "impedance controller stopped")
+
+
+class WrenchController(RobotNode):
+    """HIL-SERL's egg-flip controller: a target wrench (held for max_duration_between_commands), a box the
+    arm is kept in, and a reset (Bool true) that moves the arm back to its joints for a second. Its
+    settings (the original's YAML) are read-only parameters, as a controller's loaded configuration."""
+
+    def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
+        super().__init__("cartesian_wrench_controller", robot, loop, control)
+        params = control.controller.params
+        for f in fields(params):
+            value = getattr(params, f.name)
+            value = [float(v) for v in value] if isinstance(value, tuple) else float(value)
+            self.declare_parameter(
+                f.name, value, ParameterDescriptor(description=f"as loaded: {f.name}", read_only=True)
+            )
+        self.jacobian = self.create_publisher(Float64MultiArray, "~/franka_jacobian", STATE_QOS)
+        self.create_subscription(WrenchStamped, "~/wrench_target", self._on_wrench, COMMAND_QOS)
+        self.create_subscription(Bool, "~/reset", self._on_reset, COMMAND_QOS)
+        self.create_service(Trigger, "~/start", self._on_start)
+        self.create_service(Trigger, "~/stop", self._on_stop)
+
+    def _on_wrench(self, msg: WrenchStamped) -> None:
+        wrench = msgs.wrench_from_msg(msg)
+        if not np.all(np.isfinite(wrench)):
+            self.get_logger().warn("wrench_target ignored: non-finite values", throttle_duration_sec=1.0)
+            return
+        self.loop.submit(lambda: self.control.controller.set_target_wrench(wrench))
+
+    def _on_reset(self, msg: Bool) -> None:
+        if msg.data:
+            self.loop.submit(self.control.controller.reset)
+
+    def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        return self.trigger(self.control.start_controller, response, "wrench controller started")
+
+    def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        return self.trigger(self.control.stop_controller, response, "wrench controller stopped")
 
 
 class FrankaGripper(RobotNode):
@@ -284,11 +326,14 @@ class RobotNodes:
         self.robot, self.loop, self.control = robot, loop, control
         self.control_node = FrankaControl(robot, loop, control, self.apply_settings)
         self.state_node = FrankaStateController(robot, loop, control)
-        self.impedance_node = ImpedanceController(robot, loop, control)
+        # the controller it runs, as the real stack's launch file chooses one
+        wrench = robot.controller == "wrench"
+        self.controller_node = (WrenchController if wrench else ImpedanceController)(robot, loop, control)
+        self.impedance_node = None if wrench else self.controller_node
         self.sim_node = RobotSim(robot, loop, control, self.apply_settings)
         # like the real stack, franka_gripper exists only when a gripper is mounted
         self.gripper_node = FrankaGripper(robot, loop, control) if robot.gripper_type != "None" else None
-        self.nodes = [self.control_node, self.state_node, self.impedance_node, self.sim_node]
+        self.nodes = [self.control_node, self.state_node, self.controller_node, self.sim_node]
         if self.gripper_node is not None:
             self.nodes.append(self.gripper_node)
         body, prefix = control.body, robot.prefix
@@ -325,7 +370,7 @@ class RobotNodes:
         if self.gripper_node is not None:
             self.gripper_node.latest = snap
         arm = self.messages.arm(snap)
-        self.impedance_node.jacobian.publish(arm.jacobian)
+        self.controller_node.jacobian.publish(arm.jacobian)
         self.state_node.publish(arm)
         self.control_node.publish()
 

@@ -28,7 +28,7 @@ from tf2_msgs.msg import TFMessage
 from franka_server_ros2.process import ignore_stop_signals, stop_with_parent
 
 from ..backends import PhysicsWorld, check_backend, create_world
-from ..controller import CartesianImpedanceController
+from ..controller import CartesianImpedanceController, CartesianWrenchController
 from ..sim.cameras import SharedState
 from ..sim.loop import SimulationLoop
 from ..sim.state import RobotSnapshot
@@ -39,6 +39,7 @@ from .robot_nodes import LATCHED, RobotNodes
 from .task_publisher import TaskPublisher
 
 WORLD_FRAME = "world"
+CONTROLLERS = {"impedance": CartesianImpedanceController, "wrench": CartesianWrenchController}
 GIL_SWITCH_INTERVAL = 0.0005  # [s]
 
 
@@ -77,6 +78,8 @@ class SimulationProcess:
         self.log = world_node.get_logger()
         self.robots = [RobotNodes(r, loop, c) for r, c in zip(spec.robots, loop.robots, strict=True)]
         for nodes in self.robots:  # the compliance parameters as the nodes hold them (files, overrides)
+            if nodes.impedance_node is None:
+                continue
             compliance = nodes.impedance_node.compliance()
             loop.submit(lambda c=nodes.control.controller, v=compliance: c.set_params(v))
         self.nodes: list[Node] = [world_node] + [n for r in self.robots for n in r.nodes]
@@ -199,7 +202,7 @@ class SimulationProcess:
     # ------------------------------------------------------------------ life cycle
     def start(self) -> None:
         for nodes in self.robots:
-            self.loop.submit(nodes.control.start_impedance)
+            self.loop.submit(nodes.control.start_controller)
         if self.camera_process is not None:
             self.loop.render_sink = self.camera_state.write
             self.camera_process.start()
@@ -253,7 +256,7 @@ def compose() -> SimulationProcess:
         log.info(f"backend ready in {time.perf_counter() - t0:.2f} s (timestep {world.timestep * 1e3:g} ms)")
         loop = SimulationLoop(
             world,
-            [CartesianImpedanceController() for _ in spec.robots],
+            [CONTROLLERS[r.controller]() for r in spec.robots],
             lambda sim_time, snapshots: None,
             publish_rate=world_node.value("state_publish_rate"),
             real_time_factor=world_node.value("real_time_factor"),

@@ -51,8 +51,9 @@ class TaskPublisher:
             return
         poses = {name: (positions[i], quats[i]) for i, name in enumerate(self.names)}
         if contacts is None:
-            state = task.TaskState(False, f"not computed: the {self.node.get_parameter('backend').value} backend "
-                                          "reports no contacts")
+            state = task.TaskState(
+                False, f"not computed: the {self.node.get_parameter('backend').value} backend reports no contacts"
+            )
         else:
             state = task.evaluate(self.spec.task.success, poses, contacts)
         self.latest = state

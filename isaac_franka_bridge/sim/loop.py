@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import PhysicsRobot, PhysicsWorld
-from ..controller import CartesianImpedanceController
+from ..controller import CartesianImpedanceController, CartesianWrenchController
 from ..controller.impedance import damped_pinv_of_transpose
 from . import reflexes
 from .joint_reset import KD as HOLD_KD
@@ -42,9 +42,13 @@ WRENCH_FILTER_FACTOR = 0.2  # first-order filter of the wrench estimate per esti
 
 class Mode(str, enum.Enum):
     IMPEDANCE = "impedance"  # Cartesian impedance control toward the equilibrium pose
+    WRENCH = "wrench"  # egg_flip's Cartesian wrench controller
     IDLE = "idle"  # controller stopped: the arm holds itself under gravity compensation only
     JOINT_RESET = "joint_reset"  # joint-space move to the reset configuration
     REFLEX = "reflex"  # a limit was exceeded: the arm holds still, commands are ignored until recovery
+
+
+Controller = CartesianImpedanceController | CartesianWrenchController
 
 
 @dataclass(frozen=True)
@@ -62,17 +66,19 @@ class RobotControl:
     """One robot's side of the loop: its mode, controller, joint reset, reflexes and wrench estimate.
     Every method runs in the simulation thread (through SimulationLoop.submit / call)."""
 
-    def __init__(self, body: PhysicsRobot, controller: CartesianImpedanceController, dt: float) -> None:
+    def __init__(self, body: PhysicsRobot, controller: Controller, dt: float) -> None:
         self.body = body
         self.controller = controller
+        # the mode of the controller it runs (the real stack runs one: the launch file chooses)
+        self.control_mode = Mode.WRENCH if isinstance(controller, CartesianWrenchController) else Mode.IMPEDANCE
         self.dt = dt
         self.sim_time = 0.0
-        self.mode = Mode.IMPEDANCE
+        self.mode = self.control_mode
         self._reset: JointResetMotion | None = None
         self._reset_done: Future | None = None
         self.reflex: str | None = None  # the active reflex error, until recovery
         self._q_hold = np.zeros(7)
-        self._mode_after_recovery = Mode.IMPEDANCE  # what error recovery returns to
+        self._mode_after_recovery = self.control_mode  # what error recovery returns to
         self._restart_on_recovery = False  # the reflex stopped a joint reset: recovery launches a fresh controller
         # the torque the robot was last commanded by a controller (its tau_J_d, without gravity and load):
         # where a starting controller's torque-rate limit counts from; zero while none commands
@@ -89,16 +95,17 @@ class RobotControl:
             self.body.set_payload(mass, center, inertia)
         self.settings = settings
 
-    def start_impedance(self) -> None:
-        """Launch the impedance controller afresh at the current pose (gains rise from zero), as the
-        original stack does at boot, after a joint reset and on /startimp. Refused during a reflex."""
+    def start_controller(self) -> None:
+        """Launch the controller afresh at the current pose (impedance: gains rise from zero), as the
+        original stack does at boot, after a joint reset and on /startimp (/startwrench). Refused during a
+        reflex."""
         if self.mode is Mode.REFLEX:
             raise RuntimeError(f"robot is in a reflex ({self.reflex}); call error recovery first")
         s = self.body.measure()
         self.controller.start(s.q, s.position, s.quat, self.tau_commanded)
-        self.mode = Mode.IMPEDANCE
+        self.mode = self.control_mode
 
-    def stop_impedance(self) -> None:
+    def stop_controller(self) -> None:
         if self.mode is Mode.REFLEX:  # stays stopped after the recovery
             self._mode_after_recovery = Mode.IDLE
         else:
@@ -112,9 +119,9 @@ class RobotControl:
         cleared, self.reflex = self.reflex, None
         s = self.body.measure()
         self.mode = self._mode_after_recovery
-        if self.mode is Mode.IMPEDANCE and self._restart_on_recovery:
+        if self.mode is self.control_mode and self._restart_on_recovery:
             self.controller.start(s.q, s.position, s.quat, self.tau_commanded)
-        elif self.mode is Mode.IMPEDANCE:
+        elif self.mode is self.control_mode:
             self.controller.seed(s.q, s.position, s.quat, self.tau_commanded)
         log.info("reflex cleared: %s", cleared)
         return f"cleared: {cleared}"
@@ -124,7 +131,7 @@ class RobotControl:
         self.reflex = reason
         self._q_hold = s.q.copy()
         self._restart_on_recovery = self.mode is Mode.JOINT_RESET
-        self._mode_after_recovery = Mode.IDLE if self.mode is Mode.IDLE else Mode.IMPEDANCE
+        self._mode_after_recovery = Mode.IDLE if self.mode is Mode.IDLE else self.control_mode
         if self.mode is Mode.JOINT_RESET and not self._reset_done.done():
             self._reset_done.set_result(False)
         self.mode = Mode.REFLEX
@@ -146,14 +153,14 @@ class RobotControl:
     def control(self, tick: int) -> ArmState:
         """Measure, compute and hand the torques to the body; the world steps after every robot did."""
         s = self.body.measure()
-        if self.mode is Mode.IMPEDANCE:
+        if self.mode is self.control_mode:
             tau = self.controller.update(s.q, s.dq, s.position, s.rotation, s.quat, s.jacobian, s.coriolis)
             self.tau_commanded = tau
         elif self.mode is Mode.JOINT_RESET:
             tau = self.tau_commanded = self._reset.torque(s.q, s.dq, self.sim_time) + s.coriolis
             if self._reset.finished(s.q, s.dq, self.sim_time):
                 self._reset_done.set_result(self._reset.reached(s.q))
-                self.start_impedance()
+                self.start_controller()
         elif self.mode is Mode.REFLEX:  # hold still, as the robot does after a reflex
             tau = HOLD_KP * (self._q_hold - s.q) - HOLD_KD * s.dq + s.coriolis
         else:
@@ -227,7 +234,7 @@ class SimulationLoop:
     def __init__(
         self,
         world: PhysicsWorld,
-        controllers: list[CartesianImpedanceController],
+        controllers: list[Controller],
         on_snapshot: Callable[[float, list[RobotSnapshot]], None],
         publish_rate: float = 1000.0,
         real_time_factor: float = 1.0,

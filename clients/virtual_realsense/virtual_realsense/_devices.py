@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import deque
 
 from ._server import CameraSpec, ServerUnavailable, SimServer
 from ._types import camera_info, option
@@ -57,11 +58,11 @@ class depth_sensor(sensor):  # lower case: pyrealsense2 spelling
 
 
 class device:  # lower case: pyrealsense2 spelling
-    """One simulated camera."""
+    """One simulated camera, and the server that serves its frames."""
 
-    def __init__(self, spec: CameraSpec, server_url: str) -> None:
+    def __init__(self, spec: CameraSpec, server: SimServer) -> None:
         self.spec = spec
-        self._server_url = server_url
+        self.server = server
         # As on a D400, query_sensors()[0] is the stereo module when there is one; RSCapture sets exposure on it.
         self._sensors: list[sensor] = [sensor("RGB Camera")]
         if spec.depth:
@@ -73,7 +74,7 @@ class device:  # lower case: pyrealsense2 spelling
             camera_info.serial_number: self.spec.serial,
             camera_info.firmware_version: "0.0.0.0",
             camera_info.recommended_firmware_version: "0.0.0.0",
-            camera_info.physical_port: f"{self._server_url}/frame/{self.spec.name}",
+            camera_info.physical_port: f"{self.server.url}/frame/{self.spec.name}",
             camera_info.product_line: "D400",
             camera_info.product_id: "0000",
         }
@@ -115,19 +116,60 @@ class device:  # lower case: pyrealsense2 spelling
 
 
 class context:  # lower case: pyrealsense2 spelling
-    """The set of simulated cameras the server at ``$FRANKA_SIM_URL`` (or ``url``) offers."""
+    """The simulated cameras of the world: those of the server at ``$FRANKA_SIM_URL`` (or ``url``) and of the
+    other servers it lists (``"servers"`` of ``GET /cameras``; one world may have a server per robot)."""
 
     def __init__(self, url: str | None = None) -> None:
         self.server = SimServer(url)
 
     def query_devices(self) -> list[device]:
-        """One device per simulated camera; empty (like a machine with no camera) if the server is unreachable."""
-        try:
-            specs = self.server.cameras()
-        except ServerUnavailable as exc:
-            log.warning("virtual_realsense: no cameras from the simulation server: %s", exc)
-            return []
-        return [device(spec, self.server.url) for spec in specs]
+        """One device per simulated camera of the world, each served by the server that lists it.
+
+        The server's own cameras come first, then those of the servers it lists (and those they list), each server
+        asked once. A serial listed twice keeps its first device. An unreachable server is skipped with a warning:
+        no devices at all (like a machine with no camera) when it is ``$FRANKA_SIM_URL`` itself.
+        """
+        devices: dict[str, device] = {}
+        seen = {self.server.key}
+        pending: deque[tuple[SimServer, SimServer | None]] = deque([(self.server, None)])  # (server, listed by)
+        while pending:
+            server, listed_by = pending.popleft()
+            try:
+                listing = server.listing()
+            except ServerUnavailable as exc:
+                if listed_by is None:
+                    log.warning("virtual_realsense: no cameras from the simulation server: %s", exc)
+                else:
+                    log.warning(
+                        "virtual_realsense: skipping the cameras of %s (listed by %s): %s",
+                        server.url,
+                        listed_by.url,
+                        exc,
+                    )
+                continue
+            for spec in listing.cameras:
+                kept = devices.get(spec.serial)
+                if kept is None:
+                    devices[spec.serial] = device(spec, server)
+                elif kept.spec != spec:  # the same camera listed by two servers of the world is no news
+                    log.warning(
+                        "virtual_realsense: serial %s is both %s at %s and %s at %s; using the first",
+                        spec.serial,
+                        kept.spec.name,
+                        kept.server.url,
+                        spec.name,
+                        server.url,
+                    )
+            for url in listing.servers:
+                try:
+                    peer = SimServer(url)
+                except ValueError:
+                    log.warning("virtual_realsense: %s lists %r, not an http(s)://host[:port] address", server.url, url)
+                    continue
+                if peer.key not in seen:
+                    seen.add(peer.key)
+                    pending.append((peer, server))
+        return list(devices.values())
 
     @property
     def devices(self) -> list[device]:

@@ -84,7 +84,8 @@ class config:  # lower case: pyrealsense2 spelling
         """The device and stream profiles ``pipe.start(self)`` would open; RuntimeError as pyrealsense2 raises."""
         devices = pipe._ctx.query_devices()
         if not devices:
-            raise RuntimeError(f"No device connected (virtual_realsense: no cameras at {pipe._ctx.server.url})")
+            url = pipe._ctx.server.url
+            raise RuntimeError(f"No device connected (virtual_realsense: no cameras at {url} or the servers it lists)")
         if self._serial is None:
             dev = devices[0]
         else:
@@ -268,7 +269,8 @@ class pipeline:  # lower case: pyrealsense2 spelling
         except RuntimeError:
             raise RuntimeError("Couldn't resolve requests (virtual_realsense: a colour stream is required)") from None
         depth = next((s for s in profile.get_streams() if s.stream_type() == stream.depth), None)
-        self._client = FrameClient(self._ctx.server, profile.get_device().spec.name)
+        dev = profile.get_device()
+        self._client = FrameClient(dev.server, dev.spec.name)  # the server that lists the camera serves its frames
         self._source = _FrameSource(self._client, color, depth)
         self._profile = profile
         return profile

@@ -5,9 +5,12 @@ from __future__ import annotations
 import enum
 import http.client
 import json
+import logging
 import os
 import urllib.parse
 from dataclasses import dataclass
+
+log = logging.getLogger("virtual_realsense")
 
 URL_ENV = "FRANKA_SIM_URL"
 DEFAULT_URL = "http://127.0.0.1:5000"
@@ -36,6 +39,14 @@ class CameraSpec:
     height: int
     fps: int
     depth: bool
+
+
+@dataclass(frozen=True)
+class CameraListing:
+    """What ``GET /cameras`` answers: the server's own cameras and the other servers of the same world."""
+
+    cameras: tuple[CameraSpec, ...]
+    servers: tuple[str, ...]  # absolute URLs; empty when the server lists none (or predates the "servers" key)
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,9 @@ class SimServer:
         self._host = parts.hostname
         self._port = parts.port
         self._prefix = parts.path.rstrip("/")
+        # The same server however its address is spelled (trailing slash, host case, explicit default port).
+        port = self._port or (443 if self._https else 80)
+        self.key: tuple[str, str, int, str] = (parts.scheme, self._host.lower(), port, self._prefix)
 
     def connect(self, timeout: float) -> http.client.HTTPConnection:
         """A new (not yet opened) connection to the server."""
@@ -90,7 +104,11 @@ class SimServer:
         return f"{target}?{urllib.parse.urlencode(query)}" if query else target
 
     def cameras(self, timeout: float = 3.0) -> list[CameraSpec]:
-        """``GET /cameras``; raises ServerUnavailable when the server cannot say."""
+        """This server's cameras (``GET /cameras``); raises ServerUnavailable when the server cannot say."""
+        return list(self.listing(timeout).cameras)
+
+    def listing(self, timeout: float = 3.0) -> CameraListing:
+        """``GET /cameras``: the cameras and the world's other servers; ServerUnavailable when the server cannot say."""
         conn = self.connect(timeout)
         try:
             conn.request("GET", self.path("/cameras"), headers={"Accept": "application/json"})
@@ -103,7 +121,8 @@ class SimServer:
         if response.status != 200:
             raise ServerUnavailable(f"{self.url}/cameras answered HTTP {response.status}")
         try:
-            return [
+            answer = json.loads(body)
+            cameras = tuple(
                 CameraSpec(
                     name=str(c["name"]),
                     serial=str(c["serial"]),
@@ -112,10 +131,15 @@ class SimServer:
                     fps=int(c.get("fps", 0)),
                     depth=bool(c.get("depth", False)),
                 )
-                for c in json.loads(body)["cameras"]
-            ]
+                for c in answer["cameras"]
+            )
         except (ValueError, KeyError, TypeError) as exc:
             raise ServerUnavailable(f"{self.url}/cameras answered an unexpected body: {exc!r}") from exc
+        servers = answer.get("servers") or []
+        if not isinstance(servers, list) or not all(isinstance(url, str) for url in servers):
+            log.warning("virtual_realsense: %s/cameras lists servers that are not URLs: %r", self.url, servers)
+            servers = [url for url in servers if isinstance(url, str)] if isinstance(servers, list) else []
+        return CameraListing(cameras, tuple(servers))
 
 
 class FrameClient:

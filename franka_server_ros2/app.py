@@ -122,6 +122,13 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
         """The simulated task's ground truth (a new, read-only route; 503 behind a real robot)."""
         return jsonify(robot.task_state())
 
+    @app.post("/task/reset")
+    def task_reset():
+        """A simulated world's objects back where they started (a new route: what a person does between
+        episodes on the real set-up; 503 behind a real robot)."""
+        call("task_reset")
+        return "Reset task"
+
     def gripper():
         if robot.gripper is None:
             raise BadRequest("no gripper configured (gripper_type None)")

@@ -157,6 +157,7 @@ class FrankaRosClient(Node):
                 ("joint_reset", "franka_control/joint_reset"),
                 ("start", f"{self.controller_node}/start"),
                 ("stop", f"{self.controller_node}/stop"),
+                ("task_reset", "/task/reset"),  # a simulated world's scene, back as it started
             )
         }
         self._set_params = {

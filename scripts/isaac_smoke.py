@@ -10,7 +10,13 @@ the shared SimulationLoop (its own thread, real_time_factor=0), as the sim bridg
   3. Jacobian: J dq matches the finite-difference EE velocity during a move with rotation (median
      relative error < 10 %, linear and angular);
   4. external force: a 10 N push along y displaces the EE by about F / K (+-25 %) and the estimated
-     external force (from external_torque) is about 10 N (+-3 N).
+     external force (from external_torque) is about 10 N (+-3 N);
+  5. objects (first, in a process of its own: Isaac Sim runs once per process): a world of every kind
+     of object (box, cylinder, sphere, ellipsoid, an OBJ mesh, a compound, a fixed post, a tool on the
+     flange, a cube held by the gripper at start) built from its description, 1 s under the impedance
+     controller holding the reset pose: the free ones rest on the table where they were put (height
+     within 3 mm, 1 cm across), the post has not moved, the tool stays on the flange (2 mm, 0.02 rad)
+     and the cube in the hand (5 mm from the EE).
 Exit code 0 only if every check passes. Kit's fast shutdown ends the process in backend.close().
 """
 
@@ -20,7 +26,9 @@ import argparse
 import logging
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -29,12 +37,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, no install needed
 
-from isaac_franka_bridge.backends.isaac_backend import IsaacWorld  # noqa: E402
+from isaac_franka_bridge.backends.isaac_backend import FLANGE_LINK, IsaacWorld  # noqa: E402
+from isaac_franka_bridge.backends.isaac_scene import Pose, panda_flange_pose  # noqa: E402
 from isaac_franka_bridge.controller import CartesianImpedanceController  # noqa: E402
 from isaac_franka_bridge.controller.impedance import quat_conjugate, quat_multiply  # noqa: E402
 from isaac_franka_bridge.sim.loop import SimulationLoop  # noqa: E402
 from isaac_franka_bridge.sim.state import RobotSnapshot  # noqa: E402
-from isaac_franka_bridge.world import one_robot_world  # noqa: E402
+from isaac_franka_bridge.world import ObjectSpec, PartSpec, RobotSpec, WorldSpec, check_world, one_robot_world  # noqa: E402
 
 RESET_Q = np.array([0.0, 0.0, 0.0, -1.9, 0.0, 2.0, 0.0])  # the sim bridge's default reset configuration
 TARGET_OFFSET = np.array([0.03, 0.0, 0.0])  # [m]
@@ -43,32 +52,20 @@ TRACKING_TOLERANCE = 0.002  # [m]
 PUSH_FORCE = np.array([0.0, 10.0, 0.0])  # [N], base frame
 STIFFNESS = 2000.0  # [N/m] the controller's default translational stiffness
 
-# Franka Panda kinematics (modified DH: a, d, alpha per joint), flange and Franka Hand EE (public facts)
-DH = [
-    (0.0, 0.333, 0.0),
-    (0.0, 0.0, -math.pi / 2),
-    (0.0, 0.316, math.pi / 2),
-    (0.0825, 0.0, math.pi / 2),
-    (-0.0825, 0.384, -math.pi / 2),
-    (0.0, 0.0, math.pi / 2),
-    (0.088, 0.0, math.pi / 2),
-]
-FLANGE_D, EE_D, HAND_YAW = 0.107, 0.1034, -math.pi / 4
-
-
-def dh_transform(a: float, d: float, alpha: float, theta: float) -> np.ndarray:
-    ca, sa, ct, st = math.cos(alpha), math.sin(alpha), math.cos(theta), math.sin(theta)
-    return np.array(
-        [[ct, -st, 0.0, a], [st * ca, ct * ca, -sa, -d * sa], [st * sa, ct * sa, ca, d * ca], [0.0, 0.0, 0.0, 1.0]]
-    )
+EE_D, HAND_YAW = 0.1034, -math.pi / 4  # Franka Hand: flange -> EE (public facts)
+SETTLE_TICKS = 1000  # objects: 1 s of simulation after the start
+WEDGE_OBJ = """# a 4 x 3 x 2 cm box around its centre, quads
+v -0.02 -0.015 -0.01\nv 0.02 -0.015 -0.01\nv 0.02 0.015 -0.01\nv -0.02 0.015 -0.01
+v -0.02 -0.015 0.01\nv 0.02 -0.015 0.01\nv 0.02 0.015 0.01\nv -0.02 0.015 0.01
+f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8
+"""
 
 
 def franka_ee_pose(q: np.ndarray) -> np.ndarray:
-    """O_T_EE of a Panda with the Franka Hand (4x4)."""
-    pose = np.eye(4)
-    for (a, d, alpha), theta in zip(DH, q, strict=True):
-        pose = pose @ dh_transform(a, d, alpha, theta)
-    return pose @ dh_transform(0.0, FLANGE_D, 0.0, HAND_YAW) @ dh_transform(0.0, EE_D, 0.0, 0.0)
+    """O_T_EE of a Panda with the Franka Hand (4x4): the published DH kinematics (isaac_scene's)."""
+    c, s = math.cos(HAND_YAW), math.sin(HAND_YAW)
+    hand = np.array([[c, -s, 0.0, 0.0], [s, c, 0.0, 0.0], [0.0, 0.0, 1.0, EE_D], [0.0, 0.0, 0.0, 1.0]])
+    return panda_flange_pose(q) @ hand
 
 
 def rotation_angle(r1: np.ndarray, r2: np.ndarray) -> float:
@@ -126,12 +123,146 @@ def jacobian_errors(snapshots: list[RobotSnapshot], dt: float) -> tuple[float, f
     return median(linear), median(angular)
 
 
+def objects_world(directory: str) -> tuple[WorldSpec, dict[str, float]]:
+    """One Franka and every kind of object, away from the arm; and the height each free one rests at."""
+    mesh = os.path.join(directory, "wedge.obj")
+    with open(mesh, "w") as f:
+        f.write(WEDGE_OBJ)
+    objects = (
+        ObjectSpec("block", "box", (0.04, 0.04, 0.04), (0.5, 0.25, 0.02), (0.0, 0.0, 0.3), 0.1),
+        ObjectSpec("can", "cylinder", (0.03, 0.1), (0.62, 0.25, 0.05), mass=0.2, rgba=(0.2, 0.6, 0.2, 1.0)),
+        ObjectSpec("ball", "sphere", (0.025,), (0.5, -0.25, 0.025), mass=0.05),
+        ObjectSpec("egg", "ellipsoid", (0.06, 0.04, 0.04), (0.62, -0.25, 0.02), mass=0.06),  # on its side
+        ObjectSpec("wedge", "mesh", (1.0, 1.0, 1.0), (0.7, 0.15, 0.01), (0.0, 0.0, 0.5), 0.08, mesh=mesh),
+        ObjectSpec(
+            "gadget",  # its frame at its bottom: a plate and a knob
+            position=(0.45, -0.38, 0.0),
+            mass=0.15,
+            parts=(
+                PartSpec("box", (0.06, 0.06, 0.02), (0.0, 0.0, 0.01)),
+                PartSpec("sphere", (0.015,), (0.0, 0.0, 0.035), rgba=(0.1, 0.1, 0.9, 1.0)),
+            ),
+        ),
+        ObjectSpec("post", "cylinder", (0.02, 0.3), (0.35, 0.4, 0.15), mass=0.0),
+        ObjectSpec("tool", "box", (0.02, 0.02, 0.02), (0.0, 0.0, 0.15), mass=0.05, mount="flange"),
+        ObjectSpec("held", "box", (0.03, 0.03, 0.03), (0.0, 0.0, 0.0), mass=0.05, mount="gripper"),
+    )
+    rest = {"block": 0.02, "can": 0.05, "ball": 0.025, "egg": 0.02, "wedge": 0.01, "gadget": 0.0}
+    return check_world([RobotSpec(gripper_type="Franka", cameras_config="")], objects), rest
+
+
+def objects_main(args: argparse.Namespace) -> int:
+    """Check 5 (its own process): the world's objects built, started and stepped."""
+    results = []
+    with tempfile.TemporaryDirectory() as directory:
+        spec, rest = objects_world(directory)
+        world = IsaacWorld(spec, headless=not args.gui)
+    backend = world.robot
+    try:
+        names = [o.name for o in spec.objects]
+        results.append(
+            check(
+                "object frames",
+                world.frame_names == tuple(n for n in names if n != "tool") and backend.frame_names[-1] == "tool",
+                f"world frames {world.frame_names}, the robot's last {backend.frame_names[-1]}",
+            )
+        )
+        backend.set_arm_configuration(RESET_Q)
+        world.start()  # the gripper closes on 'held'
+        world.begin_step()
+        s = backend.measure()
+        recorder = Recorder()
+        controller = CartesianImpedanceController()
+        loop = SimulationLoop(world, [controller], recorder, publish_rate=1000.0, real_time_factor=0.0)
+        loop.robots[0].start_controller()
+        controller.set_target(s.position, s.quat)
+        run_ticks(loop, SETTLE_TICKS)
+        positions, quats = world.object_poses()
+        pose = {n: (positions[i], quats[i]) for i, n in enumerate(names)}
+        print("object poses after 1 s (world frame, x y z, qx qy qz qw):", flush=True)
+        for name in names:
+            print(f"  {name:7s} {np.round(pose[name][0], 4)} {np.round(pose[name][1], 4)}", flush=True)
+        results.append(
+            check("object quaternions", bool(np.allclose(np.linalg.norm(quats, axis=1), 1.0, atol=1e-4)), "unit")
+        )
+        frame_positions, _ = world.frame_poses()
+        results.append(
+            check(
+                "object frames follow object_poses",
+                bool(np.allclose(frame_positions, positions[[names.index(n) for n in world.frame_names]])),
+                "same poses",
+            )
+        )
+        for obj in spec.objects:
+            if obj.name not in rest:
+                continue
+            position = pose[obj.name][0]
+            drift = float(np.linalg.norm(position[:2] - np.array(obj.position[:2])))
+            height = float(position[2] - rest[obj.name])
+            results.append(
+                check(
+                    f"{obj.name} rests on the table",
+                    abs(height) < 0.003 and drift < 0.01,
+                    f"{height * 1e3:+.1f} mm from its resting height, {drift * 1e3:.1f} mm across",
+                )
+            )
+        post = spec.objects[names.index("post")]
+        expected = Pose.from_rpy(post.position, post.rpy)
+        results.append(
+            check(
+                "the fixed post stays",
+                bool(np.allclose(pose["post"][0], expected.position, atol=1e-6)),
+                f"at {np.round(pose['post'][0], 4)}",
+            )
+        )
+        # the tool: its pose against the flange's (the robot's frames, base frame = world frame here)
+        frame_positions, frame_quats = backend.frame_poses()
+        flange_index = backend.frame_names.index(FLANGE_LINK)
+        x, y, z, w = frame_quats[flange_index]
+        flange = Pose(tuple(frame_positions[flange_index]), (w, x, y, z))
+        tool_spec = spec.objects[names.index("tool")]
+        want = flange * Pose.from_rpy(tool_spec.position, tool_spec.rpy)
+        x, y, z, w = pose["tool"][1]
+        off = float(np.linalg.norm(pose["tool"][0] - np.array(want.position)))
+        angle = (want.inverse() * Pose((0.0, 0.0, 0.0), (w, x, y, z))).rotation.magnitude()
+        results.append(
+            check("the tool stays on the flange", off < 0.002 and angle < 0.02, f"{off * 1e3:.2f} mm, {angle:.4f} rad")
+        )
+        final = recorder.snapshots[-1]  # EE in the base frame = world frame (the robot stands at the origin)
+        held = float(np.linalg.norm(pose["held"][0] - final.position))
+        results.append(
+            check(
+                "the gripper holds its cube",
+                held < 0.005 and pose["held"][0][2] > 0.2,
+                f"{held * 1e3:.1f} mm from the EE, at z = {pose['held'][0][2]:.3f} m; fingers at "
+                f"{np.round(backend.gripper_positions(), 4)} m",
+            )
+        )
+    except Exception:
+        traceback.print_exc()
+        results.append(False)
+    ok = bool(results) and all(results)
+    print("isaac smoke test (objects): " + ("PASSED" if ok else "FAILED"), flush=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    backend.close(exit_code=0 if ok else 1)  # Kit's fast shutdown ends the process here
+    return 0 if ok else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gui", action="store_true", help="open Isaac Sim's window (default: headless)")
+    parser.add_argument("--objects", action="store_true", help="run only check 5 (the objects), in this process")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
+    if args.objects:
+        return objects_main(args)
     results = []
+
+    # 5. objects, first, in a process of its own (one Isaac Sim per process; never two at once)
+    command = [sys.executable, str(Path(__file__).resolve()), "--objects"] + (["--gui"] if args.gui else [])
+    objects = subprocess.run(command, check=False).returncode
+    results.append(check("objects", objects == 0, f"'{' '.join(command[1:])}' exited {objects}"))
 
     t0 = time.perf_counter()
     world = IsaacWorld(one_robot_world("Franka"), headless=not args.gui)
@@ -155,7 +286,7 @@ def main() -> int:
         recorder = Recorder()
         controller = CartesianImpedanceController()
         loop = SimulationLoop(world, [controller], recorder, publish_rate=1000.0, real_time_factor=0.0)
-        loop.robots[0].start_impedance()
+        loop.robots[0].start_controller()
         start_position, start_quat = s.position.copy(), s.quat.copy()
 
         # between runs the loop's thread is stopped, so the controller and backend are called directly

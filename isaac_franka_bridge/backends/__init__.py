@@ -6,7 +6,7 @@ from .base import Capabilities, PhysicsRobot, PhysicsWorld
 # what each backend can simulate, known without importing it (Isaac Sim takes a minute to boot)
 CAPABILITIES = {
     "mujoco": Capabilities(grippers=("Robotiq", "Franka", "None"), cameras=True, max_robots=8),
-    "isaac": Capabilities(grippers=("Franka",), cameras=False, max_robots=1, objects=False, contacts=False),
+    "isaac": Capabilities(grippers=("Franka",), cameras=False, max_robots=1, contacts=False),
 }
 BACKENDS = tuple(CAPABILITIES)
 DEFAULT_BACKEND = "mujoco"  # runs on any CPU

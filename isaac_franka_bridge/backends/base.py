@@ -134,6 +134,10 @@ class PhysicsWorld(ABC):
         """Once, after the robots' start configurations are set and before the first step: put what
         the grippers hold at start into them (world.py's `mount: gripper`)."""
 
+    def reset_objects(self) -> None:
+        """Every object back where the world started it (held ones back in their grippers), at rest."""
+        raise NotImplementedError(f"{type(self).__name__} cannot put its objects back yet")
+
     @abstractmethod
     def object_poses(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (n, 3) and (x, y, z, w) quaternions (n, 4) of every object of the world's spec,

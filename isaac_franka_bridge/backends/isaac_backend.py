@@ -2,9 +2,13 @@
 
 Physics only, as the interface says (controller, loop and ROS are shared): it starts Isaac Sim
 (`SimulationApp`, which must exist before any other Isaac or `pxr` import, hence the imports inside
-the constructor), builds a stage with a table plane, the Franka and a cube to pick, and then each
+the constructor), builds a stage with a table plane, the Franka and the world's objects, and then each
 1 ms tick reads the arm state through the articulation view of `isaacsim.core.prims`, applies the
 arm torques as joint efforts and advances PhysX by one physics step without rendering.
+
+The world's objects (world.py) are translated to prims by isaac_scene.py (pure Python, unit-tested
+without Isaac Sim) before Isaac Sim starts, and authored here with `pxr` (`author_bodies`); their
+poses are read through one rigid-body view.
 
 Modelling choices, mirroring the MuJoCo backend:
 - The robot carries its own weight: gravity is disabled on every link of the robot (payloads and
@@ -13,6 +17,10 @@ Modelling choices, mirroring the MuJoCo backend:
 - The end effector is Franka's EE frame for the Franka Hand: the `panda_hand` frame (the flange
   rotated -45 deg about z, as in franka_description) moved 0.1034 m along its z axis.
 - Everything is reported in the robot base frame (`panda_link0`); the robot stands at the origin.
+- A tool on the flange (`mount: flange`) is a rigid body held by a fixed joint to the hand link,
+  outside the articulation, with gravity off: the robot carries its weight, whose holding torque
+  is added to `tau_measured` and counted against the joint torque limits (MuJoCo's gravcomp).
+  Its inertia, unknown to the articulation, shows up in `external_torque` while the arm accelerates.
 
 Isaac Sim needs an NVIDIA RTX GPU; scripts/gpu_check.sh runs scripts/isaac_smoke.py there.
 The Franka asset comes from Isaac Sim's asset root (`get_assets_root_path()`, which honours
@@ -26,29 +34,39 @@ import math
 import os
 import signal
 import threading
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from ..sim.state import ArmState
-from ..world import DEFAULT_CUBE, WorldSpec
+from ..world import WorldSpec
 from . import CAPABILITIES
 from .base import FRANKA_HAND_CONTINUOUS_FORCE, PhysicsRobot, PhysicsWorld
+from .isaac_scene import (
+    FLANGE_LINK,
+    HAND_LINK,
+    HAND_YAW,
+    HULL_VERTEX_LIMIT,
+    OBJECTS_ROOT,
+    TCP_OFFSET,
+    BodyPrim,
+    Pose,
+    translate_world,
+    world_frame_names,
+)
 
 ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))  # DOF names in Isaac's franka.usd, as published
 GRIPPER_JOINTS = ("panda_finger_joint1", "panda_finger_joint2")
 TORQUE_LIMITS = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])  # [Nm]
-HAND_LINK = "panda_hand"
-FLANGE_LINK = "panda_link8"
-TCP_OFFSET = 0.1034  # [m] Franka Hand: hand frame -> EE frame along the hand's z axis (F_T_EE)
-HAND_YAW = -math.pi / 4  # the hand (and EE) frame is the flange frame turned by this about z
 FINGER_RANGE = (0.0, 0.04)  # [m] travel of each finger
 GRIPPER_FORCE_MAX = 140.0  # [N] Franka Hand peak grasp force
 GRAVITY = 9.81  # [m/s^2]
 FRANKA_ASSET = "Isaac/Robots/FrankaRobotics/FrankaPanda/franka.usd"  # relative to the asset root
 ROBOT_PRIM = "/World/franka"
 TABLE_PRIM = "/World/table"
-CUBE_PRIM = "/World/cube"
+HOLD_SETTLE_S = 0.6  # [s] a gripper closes on the object it holds at start, before the simulation starts
 USD_PATH_ENV = "ISAAC_FRANKA_USD"
 
 NOT_INSTALLED = (
@@ -182,6 +200,81 @@ def _rigid_body_paths(stage: Any, root_path: str) -> dict[str, str]:
     return paths
 
 
+def _set_pose(xformable: Any, pose: Pose, scale: Sequence[float] | None = None) -> None:
+    """xformOp:translate, xformOp:orient (Gf.Quatf: real first) and, if given, xformOp:scale."""
+    from pxr import Gf
+
+    xformable.ClearXformOpOrder()
+    xformable.AddTranslateOp().Set(Gf.Vec3d(*pose.position))
+    xformable.AddOrientOp().Set(Gf.Quatf(*pose.orient))
+    if scale is not None:
+        xformable.AddScaleOp().Set(Gf.Vec3f(*scale))
+
+
+def author_bodies(stage: Any, bodies: Sequence[BodyPrim], link_paths: Mapping[str, str]) -> None:
+    """Define the prims of `bodies` (isaac_scene.translate_world) on `stage`. `link_paths`: the robot's
+    rigid-body prims by link name, for the joints of the tools on its flange.
+
+    Only `pxr` (UsdGeom, UsdPhysics, UsdShade; the PhysX attributes by their schema names), so the
+    same code runs on Isaac Sim's stage and on usd-core's."""
+    from pxr import Gf, Sdf, UsdGeom, UsdPhysics, UsdShade
+
+    geometry = {"Cube": UsdGeom.Cube, "Cylinder": UsdGeom.Cylinder, "Sphere": UsdGeom.Sphere, "Mesh": UsdGeom.Mesh}
+    if bodies:
+        UsdGeom.Xform.Define(stage, OBJECTS_ROOT)
+    for body in bodies:
+        xform = UsdGeom.Xform.Define(stage, body.path)
+        _set_pose(xform, body.pose)
+        prim = xform.GetPrim()
+        m = body.material
+        material = UsdShade.Material.Define(stage, m.path)
+        friction = UsdPhysics.MaterialAPI.Apply(material.GetPrim())
+        friction.CreateStaticFrictionAttr(m.static_friction)
+        friction.CreateDynamicFrictionAttr(m.dynamic_friction)
+        friction.CreateRestitutionAttr(m.restitution)
+        material.GetPrim().AddAppliedSchema("PhysxMaterialAPI")
+        material.GetPrim().CreateAttribute("physxMaterial:frictionCombineMode", Sdf.ValueTypeNames.Token).Set(
+            m.friction_combine
+        )
+        if body.rigid:
+            UsdPhysics.RigidBodyAPI.Apply(prim)
+            mass = UsdPhysics.MassAPI.Apply(prim)
+            if body.mass > 0.0:
+                mass.CreateMassAttr(body.mass)
+            if body.density > 0.0:
+                mass.CreateDensityAttr(body.density)
+            if body.disable_gravity:
+                prim.AddAppliedSchema("PhysxRigidBodyAPI")
+                prim.CreateAttribute("physxRigidBody:disableGravity", Sdf.ValueTypeNames.Bool).Set(True)
+        for part in body.parts:
+            geom = geometry[part.type_name].Define(stage, part.path)
+            for name, value in part.attributes.items():
+                geom.GetPrim().GetAttribute(name).Set(value)
+            _set_pose(geom, part.pose, part.scale)
+            geom.CreateDisplayColorAttr([Gf.Vec3f(*part.display_color)])
+            geom.CreateDisplayOpacityAttr([part.display_opacity])
+            shape = geom.GetPrim()
+            UsdPhysics.CollisionAPI.Apply(shape)
+            if part.approximation:
+                UsdPhysics.MeshCollisionAPI.Apply(shape).CreateApproximationAttr(part.approximation)
+                shape.AddAppliedSchema("PhysxConvexHullCollisionAPI")
+                limit = shape.CreateAttribute("physxConvexHullCollision:hullVertexLimit", Sdf.ValueTypeNames.Int)
+                limit.Set(HULL_VERTEX_LIMIT)
+            UsdShade.MaterialBindingAPI.Apply(shape).Bind(material, UsdShade.Tokens.weakerThanDescendants, "physics")
+        if body.joint is not None:
+            j = body.joint
+            if j.link not in link_paths:
+                raise RuntimeError(f"object '{body.name}' is fixed to the link '{j.link}', which the robot lacks")
+            joint = UsdPhysics.FixedJoint.Define(stage, j.path)
+            joint.CreateBody0Rel().SetTargets([Sdf.Path(link_paths[j.link])])
+            joint.CreateBody1Rel().SetTargets([Sdf.Path(body.path)])
+            joint.CreateLocalPos0Attr(Gf.Vec3f(*j.local_pose0.position))
+            joint.CreateLocalRot0Attr(Gf.Quatf(*j.local_pose0.orient))
+            joint.CreateLocalPos1Attr(Gf.Vec3f(0.0, 0.0, 0.0))
+            joint.CreateLocalRot1Attr(Gf.Quatf(1.0, 0.0, 0.0, 0.0))
+            joint.CreateExcludeFromArticulationAttr(True)
+
+
 class IsaacRobot(PhysicsRobot):
     """The Franka arm + hand in Isaac Sim 6 (PhysX on the CPU, 1 kHz, no rendering in the loop)."""
 
@@ -191,8 +284,10 @@ class IsaacRobot(PhysicsRobot):
         headless: bool = True,
         usd_path: str | None = None,
         gripper: str = "Franka",
+        bodies: Sequence[BodyPrim] = (),
     ) -> None:
-        """Start Isaac Sim, load the scene and set the arm up for torque control.
+        """Start Isaac Sim, load the scene (the Franka, the table and `bodies`, the world's objects as
+        isaac_scene.translate_world gives them) and set the arm up for torque control.
 
         Raises RuntimeError when Isaac Sim is not installed or cannot start (no GPU).
         """
@@ -200,13 +295,13 @@ class IsaacRobot(PhysicsRobot):
             raise ValueError(f"the Isaac Sim backend carries the Franka hand; gripper_type '{gripper}' is MuJoCo only")
         self._app = _start_simulation_app(headless)
         # no app.close() on failure: Kit's fast shutdown would end the process and hide the error
-        self._build(timestep, usd_path)
+        self._build(timestep, usd_path, tuple(bodies))
 
-    def _build(self, timestep: float, usd_path: str | None) -> None:
+    def _build(self, timestep: float, usd_path: str | None, bodies: tuple[BodyPrim, ...]) -> None:
         # Isaac modules exist only once SimulationApp runs
         from isaacsim.core.api import World
         from isaacsim.core.api.materials import PhysicsMaterial
-        from isaacsim.core.api.objects import DynamicCuboid, GroundPlane
+        from isaacsim.core.api.objects import GroundPlane
         from isaacsim.core.prims import Articulation, RigidPrim
         from isaacsim.core.utils.stage import add_reference_to_stage
 
@@ -231,26 +326,35 @@ class IsaacRobot(PhysicsRobot):
         )
         GroundPlane(TABLE_PRIM, name="table", z_position=0.0, physics_material=table_material)
         add_reference_to_stage(usd_path=_franka_usd_path(usd_path), prim_path=ROBOT_PRIM)
-        cube = DEFAULT_CUBE  # the world's description (capabilities: only this object for now)
-        half_yaw = cube.rpy[2] / 2
-        self.cube = self.world.scene.add(
-            DynamicCuboid(
-                CUBE_PRIM,
-                name=cube.name,
-                position=np.array(cube.position),
-                orientation=np.array([math.cos(half_yaw), 0.0, 0.0, math.sin(half_yaw)]),
-                size=cube.size[0],
-                mass=cube.mass,
-                color=np.array(cube.rgba[:3]),
-            )
-        )
+        # the world's objects, every one as its description says (the tools on the flange jointed to the hand)
+        self.bodies = bodies
+        author_bodies(self.world.stage, bodies, _rigid_body_paths(self.world.stage, ROBOT_PRIM))
         self.robot = Articulation(ROBOT_PRIM, name="franka")
         # never let the arm fall asleep while it holds still under impedance control (if the asset
         # has no PhysxArticulationAPI to carry the threshold, PhysX's default stays)
         with contextlib.suppress(Exception):
             self.robot.set_sleep_thresholds(np.zeros(1))
-        self.world.reset()  # plays the timeline, creates the physics views, initializes the cube
+        self.world.reset()  # plays the timeline, creates the physics views
         self.robot.initialize()
+
+        # one view over the objects that move (rigid bodies), in the world's order; the others stay as authored
+        self._rigid = np.array([i for i, b in enumerate(bodies) if b.rigid], dtype=int)
+        self.objects = None
+        if self._rigid.size:
+            rigid_paths = [bodies[i].path for i in self._rigid]
+            self.objects = RigidPrim(
+                rigid_paths, name="objects", reset_xform_properties=False, prepare_contact_sensors=False
+            )
+            self.objects.initialize()
+            if list(self.objects.prim_paths) != rigid_paths:
+                raise RuntimeError("the objects' view does not follow the world's order")
+        self._authored = (
+            np.array([b.pose.position for b in bodies], dtype=float).reshape(-1, 3),
+            np.array([b.pose.orient for b in bodies], dtype=float).reshape(-1, 4),
+        )
+        # the tools on the flange: their indices in the objects' view, their poses in the hand frame
+        self._tools = np.array([k for k, i in enumerate(self._rigid) if bodies[i].joint is not None], dtype=int)
+        self._tool_poses = [bodies[self._rigid[k]].joint.local_pose0 for k in self._tools]
 
         r = self.robot
         dof_names = list(r.dof_names)
@@ -289,9 +393,10 @@ class IsaacRobot(PhysicsRobot):
         if list(self.links.prim_paths) != link_paths:
             raise RuntimeError("the link view does not follow the articulation's body order")
         self._hand_only = np.array([self._hand_body])
-        # TF frames: the links, the flange if the asset merged it into the hand, and the cube
+        # TF frames: the links, the flange if the asset merged it into the hand, and the tools on the flange
         self._derive_flange = FLANGE_LINK not in body_names
-        self.frame_names = tuple(body_names) + ((FLANGE_LINK,) if self._derive_flange else ()) + ("cube",)
+        tools = tuple(bodies[self._rigid[k]].name for k in self._tools)
+        self.frame_names = tuple(body_names) + ((FLANGE_LINK,) if self._derive_flange else ()) + tools
 
         # arm: pure torque control (no drive stiffness or damping), efforts limited like the motors
         n_arm = self._arm.size
@@ -312,6 +417,17 @@ class IsaacRobot(PhysicsRobot):
         self._hand_com_own = np.asarray(com_positions, dtype=float).reshape(3)  # hand frame, without payload
         self._hand_com_quat = np.asarray(com_quats, dtype=float).reshape(1, 1, 4)
         self._hand_com = self._hand_com_own.copy()  # the point PhysX's hand Jacobian refers to
+        # the tools on the flange, as one load in the hand frame: mass and centre of mass (PhysX's, from their shapes)
+        self._tool_mass, self._tool_com = 0.0, np.zeros(3)
+        if self._tools.size:
+            masses = np.asarray(self.objects.get_masses(indices=self._tools), dtype=float).reshape(-1)
+            coms = np.asarray(self.objects.get_coms(indices=self._tools)[0], dtype=float).reshape(-1, 3)
+            in_hand = [pose * Pose(tuple(com)) for pose, com in zip(self._tool_poses, coms, strict=True)]
+            self._tool_mass = float(masses.sum())
+            self._tool_com = sum(m * np.array(p.position) for m, p in zip(masses, in_hand, strict=True)) / max(
+                self._tool_mass, 1e-12
+            )
+        self._tool_gravity = np.zeros(7)  # the arm torques that hold the tools' weight
 
         self._tau = np.zeros(7)  # controller torque applied in the last step (after the limits)
         self._gravity = np.zeros(r.num_dof)
@@ -328,6 +444,21 @@ class IsaacRobot(PhysicsRobot):
         self._state: ArmState | None = None
         self._tau_next = np.zeros(7)
         self.command_gripper(FINGER_RANGE[1], FRANKA_HAND_CONTINUOUS_FORCE)
+        self._place_tools()
+
+    def _place_tools(self) -> None:
+        """Put the tools on the flange where their joints hold them (after the arm was moved at once)."""
+        if not self._tools.size:
+            return
+        positions, quats = self.links.get_world_poses(indices=self._hand_only)
+        hand = Pose(tuple(np.asarray(positions, dtype=float).reshape(3)), tuple(np.asarray(quats, float).reshape(4)))
+        poses = [hand * local for local in self._tool_poses]
+        self.objects.set_world_poses(
+            positions=np.array([p.position for p in poses]),
+            orientations=np.array([p.orient for p in poses]),
+            indices=self._tools,
+        )
+        self.objects.set_velocities(np.zeros((self._tools.size, 6)), indices=self._tools)
 
     # ------------------------------------------------------------------ per tick
     def measure(self) -> ArmState:
@@ -359,13 +490,16 @@ class IsaacRobot(PhysicsRobot):
             self._load_world = hand_position + hand_rotation @ self._payload_com
             load_jacobian = shift_jacobian(jacobian_world, ee_world, self._load_world)
             holding = -load_jacobian[:3].T @ (self._payload_mass * self._gravity_world)
+        if self._tool_mass > 0.0:  # the tools' weight, carried by the motors like the arm's own
+            tool_jacobian = shift_jacobian(jacobian_world, ee_world, hand_position + hand_rotation @ self._tool_com)
+            self._tool_gravity = -tool_jacobian[:3].T @ (self._tool_mass * self._gravity_world)
         self._pre_step = (dq, coriolis, holding)
         rt = self._base_rotation_t
         rotation = rt @ hand_rotation  # the EE frame has the hand frame's orientation
         return ArmState(
             q=q[self._arm],
             dq=dq[self._arm],
-            tau_measured=self._tau + self._gravity[self._arm],
+            tau_measured=self._tau + self._gravity[self._arm] + self._tool_gravity,
             position=rt @ (ee_world - self._base_position),
             rotation=rotation,
             quat=matrix_to_quat_xyzw(rotation),
@@ -376,7 +510,7 @@ class IsaacRobot(PhysicsRobot):
     def _step(self) -> None:
         r = self.robot
         self._state = None
-        self._tau = clamp_motor_torque(self._tau_next, self._gravity[self._arm])
+        self._tau = clamp_motor_torque(self._tau_next, self._gravity[self._arm] + self._tool_gravity)
         r.set_joint_efforts(self._tau[None, :].astype(np.float32), joint_indices=self._arm)
         # PhysX clears applied forces after every step: the wrench and the payload's weight are
         # applied again before each one, at points measured in measure (world frame; the tensor
@@ -436,9 +570,10 @@ class IsaacRobot(PhysicsRobot):
             back = np.array([math.cos(-HAND_YAW / 2), 0.0, 0.0, math.sin(-HAND_YAW / 2)])
             positions = np.vstack([positions, positions[self._hand_body]])
             quats = np.vstack([quats, quat_multiply_wxyz(quats[self._hand_body], back)])
-        cube_position, cube_quat = self.cube.get_world_pose()
-        positions = np.vstack([positions, np.asarray(cube_position, dtype=float)])
-        quats = np.vstack([quats, np.asarray(cube_quat, dtype=float)])
+        if self._tools.size:
+            tool_positions, tool_quats = self.objects.get_world_poses(indices=self._tools)
+            positions = np.vstack([positions, np.asarray(tool_positions, dtype=float).reshape(-1, 3)])
+            quats = np.vstack([quats, np.asarray(tool_quats, dtype=float).reshape(-1, 4)])
         base_conjugate = self._base_quat * np.array([1.0, -1.0, -1.0, -1.0])
         positions = (positions - self._base_position) @ self._base_rotation_t.T
         quats = quat_multiply_wxyz(base_conjugate, quats)
@@ -487,9 +622,53 @@ class IsaacRobot(PhysicsRobot):
         # set_joint_positions also moved every drive target to the current position: restore the fingers'
         r.set_joint_position_targets(np.full((1, 2), self._finger_target), joint_indices=self._fingers)
         self._tau = np.zeros(7)
+        self._state = None
         self._link_poses = None
         self._pre_step = None
         self._last_step = None
+        self._place_tools()  # the joints of the tools would otherwise pull them across the jump
+
+    def object_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (n, 3) and (w, x, y, z) quaternions (n, 4) of every object, world frame, the
+        world's order: the rigid bodies as PhysX has them, the static ones as authored."""
+        positions, quats = self._authored[0].copy(), self._authored[1].copy()
+        if self.objects is not None:
+            rigid_positions, rigid_quats = self.objects.get_world_poses()
+            positions[self._rigid] = np.asarray(rigid_positions, dtype=float).reshape(-1, 3)
+            quats[self._rigid] = np.asarray(rigid_quats, dtype=float).reshape(-1, 4)
+        return positions, quats
+
+    def grasp_at_start(self, indices: Sequence[int]) -> None:
+        """Put the objects `indices` (of `bodies`, mount gripper) in the hand at their poses in the EE
+        frame and close the fingers on them (70 N), weightless and with the arm held still for
+        HOLD_SETTLE_S, as the MuJoCo backend does; then the arm is set back at rest."""
+        view = np.array([int(np.flatnonzero(self._rigid == i)[0]) for i in indices], dtype=int)
+        if not view.size:
+            return
+        self._state = None
+        s = self._measure()
+        base = Pose(tuple(self._base_position), tuple(self._base_quat))
+        ee = base * Pose.of(s.position, Rotation.from_matrix(s.rotation))
+        poses = [ee * self.bodies[i].local_pose for i in indices]
+        o = self.objects
+        o.set_world_poses(
+            positions=np.array([p.position for p in poses]),
+            orientations=np.array([p.orient for p in poses]),
+            indices=view,
+        )
+        o.set_velocities(np.zeros((view.size, 6)), indices=view)
+        o.disable_gravities(indices=view)
+        self.command_gripper(FINGER_RANGE[0], 0.0)
+        q0 = s.q.copy()
+        r = self.robot
+        r.set_joint_efforts(np.zeros((1, self._arm.size), dtype=np.float32), joint_indices=self._arm)
+        for _ in range(round(HOLD_SETTLE_S / self.timestep)):
+            r.set_joint_positions(q0[None, :], joint_indices=self._arm)
+            r.set_joint_velocities(np.zeros((1, self._arm.size)), joint_indices=self._arm)
+            r.set_joint_position_targets(np.full((1, 2), self._finger_target), joint_indices=self._fingers)
+            self.world.step(render=False)
+        o.enable_gravities(indices=view)
+        self.set_arm_configuration(q0)
 
     def close(self, exit_code: int = 0) -> None:
         """Shut Isaac Sim down. With Kit's fast shutdown (its default) this ends the process with `exit_code`."""
@@ -499,21 +678,45 @@ class IsaacRobot(PhysicsRobot):
 
 
 class IsaacWorld(PhysicsWorld):
-    """A world of one robot at the origin (CAPABILITIES['isaac']): the cube is among its frames."""
+    """A world of one robot at the origin (CAPABILITIES['isaac']) and its objects: those in the world
+    or in the gripper are the world's frames, the tools on the flange the robot's."""
 
     capabilities = CAPABILITIES["isaac"]
-    frame_names = ()
 
     def __init__(self, world: WorldSpec, timestep: float = 0.001, headless: bool = True) -> None:
         (robot,) = world.robots
         if any(robot.base_position) or robot.base_yaw:
             raise ValueError("the isaac backend places its robot at the world origin: base_position 0, base_yaw 0")
-        self.robot = IsaacRobot(timestep, headless=headless, gripper=robot.gripper_type)
+        # the objects' prims before Isaac Sim boots (a minute): a mesh it cannot read stops the start at once
+        self.spec = world
+        self.bodies = translate_world(world)
+        self.frame_names = world_frame_names(self.bodies)
+        self._frames = np.array([i for i, b in enumerate(self.bodies) if b.mount != "flange"], dtype=int)
+        self.robot = IsaacRobot(timestep, headless=headless, gripper=robot.gripper_type, bodies=self.bodies)
         self.robots = (self.robot,)
         self.timestep = timestep
 
     def begin_step(self) -> None:
         self.robot._state = None
+
+    def start(self) -> None:
+        """The objects the gripper holds at start go into it, the fingers closed on them."""
+        held = [i for i, b in enumerate(self.bodies) if b.mount == "gripper"]
+        if held:
+            self.robot.grasp_at_start(held)
+
+    def object_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every object of the world's spec, in its order, world frame, (x, y, z, w) quaternions."""
+        positions, quats = self.robot.object_poses()
+        return positions, quats[:, [1, 2, 3, 0]]
+
+    def frame_poses(self) -> tuple[np.ndarray, np.ndarray]:
+        """The objects of `frame_names` (all but the tools on the flange), world frame."""
+        positions, quats = self.object_poses()
+        return positions[self._frames], quats[self._frames]
+
+    def contacts(self) -> set[frozenset[str]]:
+        raise NotImplementedError("the isaac backend reports no contacts yet (capabilities.contacts is False)")
 
     def end_step(self) -> None:
         self.robot._step()

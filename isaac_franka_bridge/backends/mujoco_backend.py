@@ -411,6 +411,7 @@ class MujocoWorld(PhysicsWorld):
         self._object_bodies = [self.model.body(o.name).id for o in world.objects]
         self._owners = np.array([self._owner(g) for g in range(self.model.ngeom)], dtype=object)
         mujoco.mj_forward(self.model, self.data)
+        self._start = self._object_start()
 
     def _owner(self, geom: int) -> str:
         """What a geom belongs to, as task.py names it: an object, the table, a robot's gripper or arm."""
@@ -431,10 +432,58 @@ class MujocoWorld(PhysicsWorld):
 
     def start(self) -> None:
         """Each object a gripper holds at start goes into it, weightless while the fingers close on it
-        (the arm held still), then the world's clock starts at zero."""
+        (the arm held still), then the world's clock starts at zero; the start is kept for reset_objects."""
         held = [(o, self.model.body(o.name).id) for o in self.spec.objects if o.mount_kind == "gripper"]
-        if not held:
-            return
+        if held:
+            self._grasp_at_start(held)
+        self._start = self._object_start()
+
+    def _free_joint(self, obj: ObjectSpec) -> tuple[int, int] | None:
+        """qpos and dof address of an object's free joint (None for a fixed one)."""
+        body = self.model.body(obj.name).id
+        if self.model.body_jntnum[body] == 0:
+            return None
+        joint = self.model.body_jntadr[body]
+        return int(self.model.jnt_qposadr[joint]), int(self.model.jnt_dofadr[joint])
+
+    def _object_start(self) -> list:
+        """What reset_objects restores: each free object's qpos, held ones relative to their end effector
+        with their gripper's joint positions and command."""
+        d, start = self.data, []
+        for obj in self.spec.objects:
+            address = self._free_joint(obj)
+            if address is None:
+                continue
+            qpos = d.qpos[address[0] : address[0] + 7].copy()
+            if obj.mount_kind != "gripper":
+                start.append((address, qpos, None))
+                continue
+            robot = next(r for r in self.robots if r.spec.namespace == obj.mount_robot)
+            ee = Rotation.from_matrix(d.site_xmat[robot._ee_site].reshape(3, 3)), d.site_xpos[robot._ee_site].copy()
+            in_ee = (ee[0].inv().apply(qpos[:3] - ee[1]), ee[0].inv() * Rotation.from_quat(qpos[[4, 5, 6, 3]]))
+            gripper = robot, d.qpos[robot._qpos_all].copy(), d.ctrl[robot._gripper_actuator].copy()
+            start.append((address, in_ee, gripper))
+        return start
+
+    def reset_objects(self) -> None:
+        d = self.data
+        for (qpos_address, dof_address), qpos, gripper in self._start:
+            if gripper is None:
+                d.qpos[qpos_address : qpos_address + 7] = qpos
+            else:  # back in the gripper where it is now, the fingers as they held it at start
+                robot, joints, ctrl = gripper
+                ee = Rotation.from_matrix(d.site_xmat[robot._ee_site].reshape(3, 3)), d.site_xpos[robot._ee_site]
+                position, rotation = qpos
+                d.qpos[qpos_address : qpos_address + 3] = ee[1] + ee[0].apply(position)
+                d.qpos[qpos_address + 3 : qpos_address + 7] = (ee[0] * rotation).as_quat()[[3, 0, 1, 2]]
+                gripper_joints = [i for i, a in enumerate(robot._qpos_all) if a not in robot._qpos]
+                d.qpos[robot._qpos_all[gripper_joints]] = joints[gripper_joints]
+                d.qvel[robot._dof_all[gripper_joints]] = 0.0
+                d.ctrl[robot._gripper_actuator] = ctrl
+            d.qvel[dof_address : dof_address + 6] = 0.0
+        mujoco.mj_forward(self.model, d)
+
+    def _grasp_at_start(self, held) -> None:
         m, d = self.model, self.data
         mujoco.mj_forward(m, d)
         for obj, body in held:

@@ -3,6 +3,7 @@
   /task/success   std_msgs/Bool (latched)                  whether the task has succeeded now
   /task/objects   tf2_msgs/TFMessage                       every object's pose in `world`
   /task/status    diagnostic_msgs/DiagnosticStatus (latched)  name, what the ground truth sees, values
+  /task/reset     std_srvs/Trigger                         every object back where the world started it
 
 Computed by task.py from what the physics reports between two ticks (object poses, contacts), at
 `task_rate`. franka_server_ros2 serves it as GET /task. The stock env never sees it.
@@ -15,6 +16,7 @@ from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import Bool
+from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
 from .. import task
@@ -36,6 +38,18 @@ class TaskPublisher:
         self.names = [o.name for o in spec.objects]
         self.latest = task.TaskState(False, "not evaluated yet")
         node.create_timer(1.0 / rate, self.evaluate)
+        node.create_service(Trigger, "/task/reset", self._on_reset)
+
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """What a person does between episodes on the real set-up: the scene back as it started."""
+        try:
+            self.loop.call(self.world.reset_objects)
+        except (RuntimeError, NotImplementedError, TimeoutError) as exc:
+            response.success, response.message = False, str(exc)
+            return response
+        self.node.get_logger().info(f"task {self.spec.task.name}: objects back where they started")
+        response.success, response.message = True, "objects back where they started"
+        return response
 
     def _measure(self):
         """In the simulation thread, between two ticks: (sim time, positions, quats, contacts or None)."""

@@ -188,3 +188,122 @@ def proportional_action(pose: np.ndarray, target: np.ndarray, scale: tuple) -> n
     action[:3] = (target[:3] - pose[:3]) / scale[0]
     action[3:6] = (Rotation.from_quat(target[3:]) * Rotation.from_quat(pose[3:]).inv()).as_rotvec() / scale[1]
     return np.clip(action, -1.0, 1.0)
+
+
+# HIL-SERL examples/experiments/usb_pickup_insertion/config.py (the values its HTTP traffic depends on)
+USB_TARGET_POSE = np.array([0.553, 0.1769683108549487, 0.25097833796596336, np.pi, 0.0, -np.pi / 2])
+USB_PICKUP_INSERTION = ExperimentConfig(
+    target_pose=USB_TARGET_POSE,
+    reset_pose=USB_TARGET_POSE + np.array([0, 0.03, 0.05, 0, 0, 0]),
+    abs_pose_limit_low=USB_TARGET_POSE - np.array([0.03, 0.01, 0.03, 0.1, 0.1, 0.3]),
+    abs_pose_limit_high=USB_TARGET_POSE + np.array([0.03, 0.06, 0.05, 0.1, 0.1, 0.3]),
+    random_reset=True,
+    random_xy_range=0.01,
+    random_rz_range=0.1,
+    action_scale=(0.015, 0.1, 1.0),
+    compliance_param={
+        "translational_stiffness": 2000,
+        "translational_damping": 89,
+        "rotational_stiffness": 150,
+        "rotational_damping": 7,
+        "translational_Ki": 0,
+        "translational_clip_x": 0.006,
+        "translational_clip_y": 0.0059,
+        "translational_clip_z": 0.0035,
+        "translational_clip_neg_x": 0.005,
+        "translational_clip_neg_y": 0.005,
+        "translational_clip_neg_z": 0.0035,
+        "rotational_clip_x": 0.02,
+        "rotational_clip_y": 0.02,
+        "rotational_clip_z": 0.015,
+        "rotational_clip_neg_x": 0.02,
+        "rotational_clip_neg_y": 0.02,
+        "rotational_clip_neg_z": 0.015,
+        "rotational_Ki": 0,
+    },
+    precision_param={
+        "translational_stiffness": 2000,
+        "translational_damping": 89,
+        "rotational_stiffness": 150,
+        "rotational_damping": 7,
+        "translational_Ki": 0.0,
+        **{f"translational_clip_{s}{a}": 0.1 for s in ("", "neg_") for a in "xyz"},
+        **{f"rotational_clip_{s}{a}": 0.1 for s in ("", "neg_") for a in "xyz"},
+        "rotational_Ki": 0.0,
+    },
+)
+
+
+def send_gripper_command(env: StockEnv, pos: float) -> None:
+    """FrankaEnv._send_gripper_command (binary): close below -0.5 when open (> 0.85), open above 0.5 when
+    closed (< 0.85), each followed by a 0.6 s sleep (the env's time since the last command is ignored)."""
+    opening = env.state["gripper_pos"]
+    if pos <= -0.5 and opening > 0.85:
+        env.robot.ok("close_gripper")
+        time.sleep(0.6)
+    elif pos >= 0.5 and opening < 0.85:
+        env.robot.ok("open_gripper")
+        time.sleep(0.6)
+
+
+def ram_reset(env: StockEnv) -> np.ndarray:
+    """RAMEnv.reset() (examples/experiments/ram_insertion/wrapper.py): recover, pull up 4 cm above the reset
+    height under the precision parameters, the (random) reset pose, the compliance parameters. Returns
+    the reset pose it aimed for."""
+    env.robot.ok("clearerr")
+    env._update_currpos()
+    env._send_pos_command(env.currpos)
+    time.sleep(0.3)
+    env._update_param(env.config.precision_param)
+    env._update_currpos()
+    pulled_up = env.currpos.copy()
+    pulled_up[2] = env.resetpos[2] + 0.04
+    env.interpolate_move(pulled_up, timeout=1.0)
+    target = env.reset_target()
+    env._send_pos_command(target)
+    time.sleep(0.5)
+    env._update_param(env.config.compliance_param)
+    env.robot.ok("clearerr")
+    env._update_currpos()
+    return target
+
+
+def usb_reset(env: StockEnv) -> None:
+    """USBEnv.reset() (examples/experiments/usb_pickup_insertion/wrapper.py): open, grasp the stick at
+    TARGET_POSE, pull it 4 cm out along +y, FrankaEnv.reset() to the (random) reset pose, open (it drops)."""
+    config = env.config
+    target = np.concatenate([config.target_pose[:3], euler_to_quat(config.target_pose[3:])])
+
+    def move(goal: np.ndarray, timeout: float) -> None:  # USBEnv.interpolate_move: one pose, then wait
+        env._send_pos_command(goal)
+        time.sleep(timeout)
+        env._update_currpos()
+
+    env.robot.ok("clearerr")
+    env._update_currpos()
+    env._send_pos_command(env.currpos)
+    time.sleep(0.1)
+    env._update_param(config.precision_param)
+    send_gripper_command(env, 1.0)
+    above = env.currpos.copy()
+    above[2] = config.target_pose[2] + 0.05
+    move(above, 0.5)
+    time.sleep(0.5)
+    move(target, 0.5)
+    time.sleep(0.5)
+    env._update_currpos()
+    send_gripper_command(env, -1.0)
+    env._update_currpos()
+    pulled = target.copy()
+    pulled[1] += 0.04
+    move(pulled, 0.5)
+    # FrankaEnv.reset() with USBEnv.go_to_reset(): the (random) reset pose, 1 s, the compliance parameters
+    env._update_param(config.compliance_param)
+    env.robot.ok("clearerr")
+    move(env.reset_target(), 1.0)
+    env._update_param(config.compliance_param)
+    env.robot.ok("clearerr")
+    env._update_currpos()
+    send_gripper_command(env, 1.0)
+    time.sleep(1.0)
+    env._update_currpos()

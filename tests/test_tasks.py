@@ -1,0 +1,230 @@
+"""HIL-SERL's example experiments as simulated worlds (config/tasks/), each launched as `make sim
+ARGS="task:=<name>"` launches it, on free ports: the experiment's reset sequence from the contract's
+facts, then moves at 10 Hz through the original routes, and the ground truth (GET /task, computed from
+the physics) turns true only where the task is done. Real launch, real nodes, real HTTP, real MuJoCo."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+
+import numpy as np
+from harness import world_on_free_ports
+from scipy.spatial.transform import Rotation, Slerp
+from stock_env import (
+    HZ,
+    RAM_INSERTION,
+    USB_PICKUP_INSERTION,
+    StockEnv,
+    euler_to_quat,
+    proportional_action,
+    ram_reset,
+    usb_reset,
+)
+
+from conftest import Robot, isolated_launch, wait_until
+
+
+@contextlib.contextmanager
+def task_world(name: str, *launch_args: str):
+    """config/tasks/<name>.yaml on free ports (hosts kept: 127.0.0.2 is a loopback address), cameras off.
+    Yields ({namespace: Robot}, the world's spec)."""
+    path, spec = world_on_free_ports(name, tempfile.mkdtemp(prefix=f"{name}-"))
+    clients = {r.namespace: Robot(r.url, r.gripper_type) for r in spec.robots}
+    with isolated_launch(list(clients.values()), None, f"task:={path}", *launch_args):
+        yield clients, spec
+
+
+def truth(robot: Robot) -> dict:
+    """GET /task (the first answer may take one task period after start-up)."""
+    answer = lambda: robot.session.get(robot.url + "task", timeout=5.0)  # noqa: E731
+    response = answer()
+    if response.status_code == 503:
+        wait_until(lambda: answer().status_code == 200, 5.0)
+        response = answer()
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def object_pose(robot: Robot, name: str) -> np.ndarray:
+    """[x, y, z, qx, qy, qz, qw] of an object in the robot's base frame (ground truth)."""
+    return np.array(truth(robot)["objects_in_base"][name])
+
+
+def glide(robot: Robot, position, quat, speed: float = 0.05, tolerance: float = 0.004, settle: float = 5.0) -> None:
+    """Poses along a straight line at 10 Hz, as a policy streams them, then wait until the arm is there."""
+    start = robot.pose()
+    position = np.asarray(position, dtype=float)
+    steps = max(1, int(np.ceil(np.linalg.norm(position - start[:3]) / (speed / HZ))))
+    turn = Slerp([0.0, 1.0], Rotation.from_quat([start[3:], quat]))
+    for i in range(1, steps + 1):
+        robot.ok("pose", {"arr": [*(start[:3] + (position - start[:3]) * i / steps), *turn(i / steps).as_quat()]})
+        time.sleep(1.0 / HZ)
+    assert wait_until(lambda: np.linalg.norm(robot.pose()[:3] - position) < tolerance, settle), (
+        f"at {robot.pose()[:3]}, target {position}"
+    )
+
+
+def test_a_launch_of_every_task_answers_on_the_experiments_addresses():
+    """What each experiment's config expects: its servers' hosts, grippers, controllers and cameras."""
+    expected = {
+        "ram_insertion": [
+            ("", "127.0.0.2", "Robotiq", "impedance", {"wrist_1": "127122270146", "wrist_2": "127122270350"})
+        ],
+        "usb_pickup_insertion": [
+            (
+                "",
+                "127.0.0.2",
+                "Robotiq",
+                "impedance",
+                {"wrist_1": "127122270350", "wrist_2": "127122270146", "side": "130322274175"},
+            )
+        ],
+        "object_handover": [
+            ("left", "127.0.0.1", "Franka", "impedance", {"wrist": "128422272758", "side": "130322274175"}),
+            ("right", "127.0.0.2", "Robotiq", "impedance", {"wrist": "127122270146"}),
+        ],
+        "egg_flip": [("", "127.0.0.2", "None", "wrench", {"wrist_1": "130322274175", "side": "127122270146"})],
+    }
+    from harness import CONFIG
+
+    from isaac_franka_bridge.world import load_world
+
+    for name, robots in expected.items():
+        spec = load_world(str(CONFIG / "tasks" / f"{name}.yaml"))
+        assert spec.task.name == name and spec.task.success.kind != "none"
+        found = [
+            (r.namespace, r.host, r.gripper_type, r.controller, {c.name: c.serial_number for c in r.cameras})
+            for r in spec.robots
+        ]
+        assert found == robots, name
+        assert all(r.port == 5000 for r in spec.robots)
+
+
+RAM_TARGET = np.concatenate([RAM_INSERTION.target_pose[:3], euler_to_quat(RAM_INSERTION.target_pose[3:])])
+
+
+def insert(env: StockEnv, target: np.ndarray, robot: Robot, steps: int = 60) -> bool:
+    """A proportional policy toward `target` at 10 Hz through the env's step(); True once the ground truth
+    says success."""
+    for _ in range(steps):
+        env.step(proportional_action(env.currpos, target, env.config.action_scale))
+        if truth(robot)["success"]:
+            return True
+    return False
+
+
+def test_ram_insertion_succeeds_only_with_the_stick_seated_in_the_slot():
+    with task_world("ram_insertion") as (clients, spec):
+        robot = clients[""]
+        start = truth(robot)
+        assert start["task"] == "ram_insertion" and not start["success"]
+        assert start["values"]["error_m"] and "ram" in start["objects"] and "dimm_slot" in start["objects"]
+        env = StockEnv(robot, RAM_INSERTION, np.random.default_rng(3))
+        # 5 mm beside the slot: the stick lands on the slot's wall and jams short of seated
+        ram_reset(env)
+        beside = RAM_TARGET - [0, -0.005, 0.005, 0, 0, 0, 0]
+        assert not insert(env, beside, robot, steps=40)
+        jammed = truth(robot)
+        assert float(jammed["values"]["error_m"]) > 0.004, jammed["detail"]  # on the wall, or wedged tilted
+        # the experiment's own target: seated
+        ram_reset(env)
+        assert not truth(robot)["success"]
+        pressing = RAM_TARGET - [0, 0, 0.005, 0, 0, 0, 0]  # pressing down a little, within ABS_POSE_LIMIT
+        assert insert(env, pressing, robot), truth(robot)["detail"]
+        assert np.linalg.norm(env.currpos[:3] - RAM_TARGET[:3]) < 0.01  # at TARGET_POSE (within the slot's play)
+        # pulled out by the next reset: no longer a success, the stick still in the gripper
+        ram_reset(env)
+        after = truth(robot)
+        assert not after["success"] and after["values"].get("error_m")
+        assert "gripper" in after["detail"] or "mm from" in after["detail"]
+
+
+USB_PLUGGED = np.array([0.553, 0.177, 0.2373])
+# the experiment's compliance clips let the arm push with at most 7 N down: a scripted pick presses harder
+PRESSING = {f"translational_clip_{s}{a}": 0.01 for s in ("", "neg_") for a in "xyz"}
+
+
+def test_usb_counts_only_plugged_into_the_port_and_the_reset_drops_it():
+    """The stick starts plugged in. The experiment's reset takes it at TARGET_POSE, pulls it out and drops
+    it on the platform (no success). Plugged in again by /task/reset, taken and pulled out the same way,
+    it is plugged back in at TARGET_POSE (success) and jams 5 mm beside the hole (no success)."""
+    with task_world("usb_pickup_insertion") as (clients, _):
+        robot = clients[""]
+        assert truth(robot)["success"], "the stick starts plugged in"
+        usb_reset(StockEnv(robot, USB_PICKUP_INSERTION, np.random.default_rng(1)))
+        dropped = truth(robot)
+        assert not dropped["success"] and float(dropped["values"]["error_m"]) > 0.02, dropped["detail"]
+        assert dropped["objects"]["usb"][2] < USB_PLUGGED[2] + 0.01, "the stick lies on the platform"
+        assert "gripper" not in dropped["detail"]
+        # the scene as it started (what a person does between episodes)
+        assert robot.ok("task/reset") == "Reset task"
+        assert wait_until(lambda: truth(robot)["success"], 2.0), truth(robot)["detail"]
+        robot.ok("move_gripper", {"gripper_pos": 0})  # wide open, as at start
+        time.sleep(1.0)
+        pose = USB_PICKUP_INSERTION.target_pose
+        target = np.concatenate([pose[:3], euler_to_quat(pose[3:])])
+        out = target[:3] + [0, 0.04, 0]
+        robot.ok("update_param", PRESSING)
+        glide(robot, target[:3] + [0, 0, 0.05], target[3:])
+        glide(robot, target[:3], target[3:])
+        assert robot.ok("close_gripper") == "Closed"
+        time.sleep(1.0)
+        glide(robot, out, target[3:], speed=0.04)
+        assert not truth(robot)["success"]
+        assert float(truth(robot)["values"]["error_m"]) > 0.03, "the stick came out with the gripper"
+        # back in at TARGET_POSE (pushing 3 mm past it): plugged in
+        glide(robot, target[:3] - [0, 0.003, 0], target[3:], speed=0.02, tolerance=0.006)
+        assert wait_until(lambda: truth(robot)["success"], 3.0), truth(robot)["detail"]
+        # out again, and in 5 mm beside the hole: the plug stops on the port
+        glide(robot, out, target[3:], speed=0.04)
+        beside = target[:3] + [0.005, 0, 0]
+        glide(robot, beside + [0, 0.04, 0], target[3:])
+        for position in np.linspace(beside + [0, 0.04, 0], beside - [0, 0.003, 0], 22):
+            robot.ok("pose", {"arr": [*position, *target[3:]]})
+            time.sleep(1.0 / HZ)
+        time.sleep(1.0)
+        jammed = truth(robot)
+        assert not jammed["success"] and float(jammed["values"]["error_m"]) > 0.006, jammed["detail"]
+
+
+def test_object_handover_succeeds_when_the_right_gripper_alone_holds_the_bar():
+    with task_world("object_handover") as (clients, spec):
+        left, right = clients["left"], clients["right"]
+        base = {r.namespace: (np.array(r.base_position), r.base_yaw) for r in spec.robots}
+        assert truth(left)["task"] == truth(right)["task"] == "object_handover"
+        assert not truth(right)["success"]
+
+        def at(arm: str, world_point) -> np.ndarray:  # world -> the arm's base frame
+            position, yaw = base[arm]
+            return Rotation.from_euler("z", -yaw).apply(np.asarray(world_point) - position)
+
+        bar = np.array(truth(left)["objects"]["bar"][:3])
+        down_left = euler_to_quat([np.pi, 0.0, 0.0])
+        down_right = euler_to_quat([np.pi, 0.0, np.pi])  # its RESET_POSE's orientation
+        grasp = bar + [-0.04, 0.0, 0.0]  # the left arm takes the bar by its left half
+        glide(left, at("left", grasp + [0, 0, 0.08]), down_left)
+        glide(left, at("left", grasp), down_left)
+        assert left.ok("close_gripper") == "Closed"  # the hand's first close: a 130 N grasp
+        time.sleep(1.0)
+        glide(left, at("left", grasp + [0, 0, 0.09]), down_left, tolerance=0.006)
+        lifted = np.array(truth(left)["objects"]["bar"][:3])
+        assert lifted[2] - bar[2] > 0.08 and not truth(right)["success"]
+        assert "left/gripper" in truth(left)["detail"]
+        # the right arm takes the other half, where its ABS_POSE_LIMIT lets it reach (z >= 0.36)
+        other = lifted + [0.05, 0.0, 0.0]
+        glide(right, at("right", other + [0, 0, 0.06]), down_right)
+        glide(right, at("right", other), down_right, tolerance=0.006)
+        assert right.ok("close_gripper") == "Closed"
+        time.sleep(1.0)
+        assert not truth(right)["success"], "both grippers hold it: not handed over yet"
+        assert left.ok("open_gripper") == "Opened"
+        glide(left, at("left", grasp + [-0.05, 0, 0.11]), down_left, tolerance=0.01)
+        assert wait_until(lambda: truth(right)["success"], 3.0), truth(right)["detail"]
+        # carried by the right arm alone: the bar moves with it
+        before = np.array(truth(right)["objects"]["bar"][:3])
+        glide(right, at("right", other + [0.1, 0, 0.05]), down_right, tolerance=0.01)
+        assert truth(right)["success"] and truth(left)["success"]  # one world: both servers say so
+        moved = np.array(truth(right)["objects"]["bar"][:3]) - before
+        assert np.linalg.norm(moved - [0.1, 0.0, 0.05]) < 0.02, moved

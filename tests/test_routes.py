@@ -82,6 +82,17 @@ class StandInRobot:
     def warn(self, message: str) -> None:
         self.warnings.append(message)
 
+    def send_wrench(self, wrench) -> None:
+        self.calls.append(("wrench", list(wrench)))
+
+    def reset_wrench_controller(self) -> None:
+        self.calls.append(("reset_wrench_controller",))
+
+    def task_state(self) -> dict:
+        if self.unavailable:
+            raise RobotUnavailable("no task ground truth: the robot behind this server publishes none")
+        return {"task": "pick_cube", "success": False, "objects": {"cube": [0.55, 0, 0.02, 0, 0, 0, 1]}}
+
 
 CAMERA = CameraSpec("wrist_1", "127122270146", 64, 48, 15.0, "attachment", (0, 0, 0), (1, 0, 0, 0), 42.5)
 
@@ -98,9 +109,9 @@ class StandInFeeds(CameraFeeds):
         return CameraFrame(seq=1, stamp=1.0, received=0.0, bgr=np.zeros((48, 64, 3), np.uint8))
 
 
-def client(gripper_type: str = "Robotiq"):
+def client(gripper_type: str = "Robotiq", controller: str = "impedance", servers: tuple[str, ...] = ()):
     robot = StandInRobot(gripper_type)
-    settings = ServerSettings(np.array([-0.9, -0.9, -0.05]), np.array([0.9, 0.9, 1.2]))
+    settings = ServerSettings(np.array([-0.9, -0.9, -0.05]), np.array([0.9, 0.9, 1.2]), 0.75, controller, servers)
     return create_app(robot, StandInFeeds(), settings).test_client(), robot
 
 
@@ -262,3 +273,54 @@ def test_nan_never_reaches_the_robot():
     app, robot = client()
     app.post("/pose", data='{"arr": [NaN, 0, 0.3, 1, 0, 0, 0]}')
     assert not any(c[0] == "move" and any(math.isnan(v) for v in c[1]) for c in robot.calls)
+
+
+# ---------------------------------------------------------------------- the task's ground truth, the egg-flip routes
+def test_task_answers_the_ground_truth_and_503_where_there_is_none():
+    app, robot = client()
+    answer = app.get("/task")
+    assert answer.status_code == 200 and answer.json["task"] == "pick_cube" and answer.json["success"] is False
+    assert app.post("/task/reset").text == "Reset task" and robot.calls[-1] == ("trigger", "task_reset")
+    robot.unavailable = True  # behind a real robot
+    assert app.get("/task").status_code == 503 and "no task ground truth" in app.get("/task").json["error"]
+
+
+def test_cameras_lists_the_other_servers_of_the_world():
+    app, _ = client(servers=("http://127.0.0.2:5000/",))
+    assert app.get("/cameras").json["servers"] == ["http://127.0.0.2:5000/"]
+    assert client()[0].get("/cameras").json["servers"] == []
+
+
+def test_the_egg_flip_server_has_the_wrench_routes_and_not_the_impedance_ones():
+    app, robot = client("None", controller="wrench")
+    assert app.post("/startwrench").text == "Started wrench"
+    assert robot.calls[-2:] == [("trigger", "error_recovery"), ("trigger", "start")]  # clears first, as the original
+    assert app.post("/stopwrench").text == "Stopped wrench" and robot.calls[-1] == ("trigger", "stop")
+    assert app.post("/wrench", json={"arr": [1, 0, 12, 0, 3.5, 0]}).text == "Moved"
+    assert robot.calls[-1] == ("wrench", [1.0, 0.0, 12.0, 0.0, 3.5, 0.0])
+    assert app.post("/getstate").json["gripper_pos"] == 0.25  # the stand-in's; the real one reports 0.0 without a gripper
+    for route in ("pose", "jointreset", "update_param", "set_load", "startimp", "stopimp", "close_gripper_slow"):
+        assert app.post(f"/{route}", json={}).status_code == 404, route  # not on the original egg-flip server
+    impedance, _ = client()
+    for route in ("startwrench", "stopwrench", "wrench", "reset"):
+        assert impedance.post(f"/{route}", json={}).status_code == 404, route
+
+
+@pytest.mark.parametrize(
+    "body", [{}, {"arr": [1, 2, 3]}, {"arr": [0, 0, float("nan"), 0, 0, 0]}, {"arr": "12"}, "not json", [1, 2]]
+)
+def test_a_bad_wrench_is_a_400_and_nothing_is_sent(body):
+    app, robot = client("None", controller="wrench")
+    response = post(app, "wrench", body)
+    assert response.status_code == 400 and "error" in response.json
+    assert not [c for c in robot.calls if c[0] == "wrench"]
+
+
+def test_reset_asks_the_wrench_controller_and_answers_after_the_originals_2_s(monkeypatch):
+    import franka_server_ros2.app as app_module
+
+    slept = []
+    monkeypatch.setattr(app_module.time, "sleep", slept.append)
+    app, robot = client("None", controller="wrench")
+    assert app.post("/reset").text == "Reset"
+    assert robot.calls[-1] == ("reset_wrench_controller",) and slept == [2.0]

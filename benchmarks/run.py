@@ -8,7 +8,9 @@
    POST /pose -> equilibrium_pose delivery, and the CPU each process uses;
 3. two robots in one world (dual_arm, a server each, cameras off): tick time, real-time factor and
    each server's /getstate round trip with both clients asking at once;
-4. the product with both wrist cameras read by a client.
+4. the product with both wrist cameras read by a client;
+5. each HIL-SERL experiment's world (task:=...) with all its cameras read by a client through the
+   pyrealsense2 stand-in: real-time factor, frames per second and frame age per camera.
 """
 
 from __future__ import annotations
@@ -349,6 +351,58 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
         }
 
 
+TASKS = ("ram_insertion", "usb_pickup_insertion", "object_handover", "egg_flip")
+
+
+def product_task(name: str, seconds: float, divisor: int) -> dict:
+    """config/tasks/<name>.yaml on free ports with all its cameras (rendered at 1/`divisor` of their size),
+    every camera of the world read by a stock-env-like client in its own process (pointed at the first
+    server, it finds the others' cameras too): the real-time factor, and fps and frame age per camera."""
+    path, spec = world_on_free_ports(name, tempfile.mkdtemp(prefix=f"bench-{name}-"))
+    urls = [r.url for r in spec.robots]
+    arguments = (f"task:={path}", "cameras_config:=", f"camera_render_divisor:={divisor}")
+    with running_product(arguments, states=False, urls=urls) as (proc, url, _, probe):
+        time.sleep(6.0)  # the camera process renders, the physics has caught up with its start
+        processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"}
+        client = subprocess.Popen(
+            [sys.executable, __file__, "--camera-client", url, str(seconds)], stdout=subprocess.PIPE, text=True
+        )
+        processes["client"] = psutil.Process(client.pid)
+        time.sleep(1.0)
+        probe.diagnostic_rtf.clear()
+        probe.sim_times.clear()
+        cpu = cpu_of(processes, seconds - 2.0)
+        (wall0, sim0), (wall1, sim1) = probe.sim_times[0], probe.sim_times[-1]
+        output, _ = client.communicate(timeout=60)
+        return {
+            "rtf": (sim1 - sim0) / (wall1 - wall0),
+            "rtf_diagnostics": (float(np.mean(probe.diagnostic_rtf)), float(np.min(probe.diagnostic_rtf))),
+            "cameras": json.loads(output.strip().splitlines()[-1]),
+            "names": {c.serial_number: f"{r.prefix}{c.name}" for r in spec.robots for c in r.cameras},
+            "cpu": cpu,
+        }
+
+
+def task_rows(name: str, run: dict, divisor: int, f) -> list[tuple[str, str]]:
+    size = "1280x720" if divisor == 1 else f"rendered at 1/{divisor} size, scaled to 1280x720"
+    rows = [
+        (f"{name} ({len(run['cameras'])} cameras, {size}): real-time factor, sim vs wall clock", f"{run['rtf']:.3f}")
+    ]
+    rows.append(
+        (f"{name}: real-time factor, /diagnostics (mean / min)", "{:.3f} / {:.3f}".format(*run["rtf_diagnostics"]))
+    )
+    for serial, figures in sorted(run["cameras"].items()):
+        camera = f"{run['names'].get(serial, '?')} ({serial})"
+        rows.append(
+            (
+                f"{name}: {camera} frames per second / frame age at the client",
+                f"{figures['fps']:.1f} fps; " + f(figures["age_ms"], "ms"),
+            )
+        )
+    rows.append((f"{name}: CPU, " + " / ".join(run["cpu"]), " / ".join(f"{v:.0f}%" for v in run["cpu"].values())))
+    return rows
+
+
 def machine() -> str:
     cpu = platform.processor() or "unknown CPU"
     try:
@@ -426,6 +480,8 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {RESULTS.name}")
     parser.add_argument("--no-cameras", action="store_true", help="skip the run with cameras")
     parser.add_argument("--cameras-only", action="store_true", help="only the run with cameras")
+    parser.add_argument("--tasks", nargs="*", default=list(TASKS), help="experiment worlds to run (default: all)")
+    parser.add_argument("--task-divisor", type=int, default=1, help="camera_render_divisor of the task runs")
     parser.add_argument("launch_args", nargs="*", help="sim.launch.py arguments (name:=value) for every run")
     parser.add_argument("--camera-client", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -447,6 +503,9 @@ def main() -> int:
             flush=True,
         )
         rows += camera_rows(product_with_cameras(max(args.seconds, 5.0), tuple(args.launch_args)), f)
+    for name in args.tasks:
+        print(f"the {name} world with all its cameras read by a client ...", flush=True)
+        rows += task_rows(name, product_task(name, max(args.seconds, 5.0), args.task_divisor), args.task_divisor, f)
     width = max(len(r[0]) for r in rows)
     table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
     header = f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|"

@@ -51,6 +51,19 @@ def test_the_default_world_has_the_cube_the_tests_pick():
         ("robots: [{}]\nobjects: [{shape: box}]", "needs a name"),
         ("robots: [{}]\nobjects: [{name: 'not a frame'}]", "must be an identifier"),
         ("robots: [", "not valid YAML"),
+        ("robots: [{}]\nscene: 1", "the file has unknown keys ['scene']"),
+        ("robots: [{controller: torque}]", "controller 'torque' must be one of impedance, wrench"),
+        ("robots: [{}]\nobjects: [{name: b, mount: shelf}]", "mount 'shelf' must be one of world, flange, gripper"),
+        ("robots: [{}]\nobjects: [{name: b, mount: left/flange}]", "no robot 'left'"),
+        ("robots: [{}]\nobjects: [{name: b, mount: gripper}]", "an object a gripper holds needs a mass"),
+        ("robots: [{gripper_type: None}]\nobjects: [{name: b, mass: 1, mount: gripper}]", "a robot without one"),
+        ("robots: [{}]\nobjects: [{name: b, parts: [{shape: box, size: [1, 1]}]}]", "part 0: size of a box must be 3"),
+        ("robots: [{}]\nobjects: [{name: b, shape: mesh, size: [1, 1, 1], mesh: nowhere.obj}]", "mesh file"),
+        ("robots: [{}]\ntask: {success: {kind: placed, object: b}}", "object 'b' is not one of the world's objects"),
+        ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: placed, object: b}}", "position must be 3"),
+        ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: held, object: b, by: x}}", "by 'x' must name"),
+        ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: stacked, object: b}}", "kind 'stacked'"),
+        ("robots: [{cameras: {w: {serial_number: 1}}}]", "camera 'w'"),
     ],
 )
 def test_a_bad_world_file_is_refused_with_the_reason(text, reason):
@@ -86,3 +99,30 @@ def test_the_isaac_backend_takes_any_objects_and_refuses_what_it_cannot_simulate
     check_backend("isaac", check_world([RobotSpec(gripper_type="Franka")], (ObjectSpec("block"),)))
     with pytest.raises(ValueError, match="mounts no gripper_type 'Robotiq'"):
         check_backend("isaac", check_world([RobotSpec(gripper_type="Robotiq")]))
+
+
+def test_task_success_is_computed_from_poses_and_contacts():
+    """task.py, the ground truth every backend feeds: placed within tolerance, held by one gripper alone,
+    flipped onto what it must rest on."""
+    import numpy as np
+
+    from isaac_franka_bridge import task
+    from isaac_franka_bridge.world import SuccessSpec
+
+    up, down = np.array([0.0, 0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0, 0.0])  # identity; turned over about x
+    placed = SuccessSpec("placed", "ram", (0.5, 0.0, 0.2), 0.0025)
+    assert task.evaluate(placed, {"ram": (np.array([0.5, 0.001, 0.2]), up)}, []).success
+    assert not task.evaluate(placed, {"ram": (np.array([0.5, 0.0, 0.207]), up)}, []).success
+    held = SuccessSpec("held", "bar", by="right")
+    pose = {"bar": (np.zeros(3), up)}
+    touching = lambda *names: [frozenset(("bar", n)) for n in names]  # noqa: E731
+    assert task.evaluate(held, pose, touching("right/gripper")).success
+    assert not task.evaluate(held, pose, touching("right/gripper", "left/gripper")).success  # not handed over yet
+    assert not task.evaluate(held, pose, touching("right/gripper", "posts")).success  # still resting on the posts
+    assert not task.evaluate(held, pose, touching("left/gripper")).success
+    flipped = SuccessSpec("flipped", "egg", resting_on="pan")
+    assert task.evaluate(flipped, {"egg": (np.zeros(3), down)}, [frozenset(("egg", "pan"))]).success
+    state = task.evaluate(flipped, {"egg": (np.zeros(3), up)}, [frozenset(("egg", "pan"))])
+    assert not state.success and state.values["side"] == "up"
+    state = task.evaluate(flipped, {"egg": (np.zeros(3), down)}, [frozenset(("egg", "table"))])
+    assert not state.success and state.values["on"] == "false"  # upside down on the floor: lost

@@ -126,3 +126,37 @@ def test_task_success_is_computed_from_poses_and_contacts():
     assert not state.success and state.values["side"] == "up"
     state = task.evaluate(flipped, {"egg": (np.zeros(3), down)}, [frozenset(("egg", "table"))])
     assert not state.success and state.values["on"] == "false"  # upside down on the floor: lost
+
+
+def test_an_egg_turned_over_in_the_pan_is_a_flipped_egg():
+    """egg_flip's ground truth on its real physics: the egg as it starts (yolk up, in the pan) is no success;
+    turned over and dropped back into the pan it is."""
+    import numpy as np
+    from scipy.spatial.transform import Rotation
+
+    from isaac_franka_bridge import task
+
+    spec = load_world(os.path.join(WORLDS, "egg_flip.yaml"), cameras_config="none")
+    world = create_world("mujoco", spec)
+    world.robots[0].set_arm_configuration(np.array(spec.robots[0].reset_joint_target))
+    world.start()
+    names = [o.name for o in spec.objects]
+
+    def settle_and_judge() -> task.TaskState:
+        for _ in range(800):  # the arm held at its joints (zero torque, gravity compensated) while the egg settles
+            world.begin_step()
+            world.end_step()
+        positions, quats = world.object_poses()
+        poses = {n: (positions[i], quats[i]) for i, n in enumerate(names)}
+        return task.evaluate(spec.task.success, poses, world.contacts())
+
+    state = settle_and_judge()
+    assert not state.success and state.values == {"side": "up", "on": "true"}, state.detail
+    m, d = world.model, world.data
+    address = m.jnt_qposadr[m.body_jntadr[m.body("egg").id]]
+    position, wxyz = d.qpos[address : address + 3].copy(), d.qpos[address + 3 : address + 7]
+    turned = Rotation.from_euler("x", np.pi) * Rotation.from_quat(wxyz[[1, 2, 3, 0]])
+    d.qpos[address : address + 3] = position + [0.0, 0.0, 0.02]
+    d.qpos[address + 3 : address + 7] = turned.as_quat()[[3, 0, 1, 2]]
+    state = settle_and_judge()
+    assert state.success and state.values["side"] == "down", state.detail

@@ -93,6 +93,35 @@ def test_mujoco_builds_each_shape_fixed_or_free_and_free_ones_come_to_rest_on_th
     np.testing.assert_allclose(np.linalg.norm(quats, axis=1), 1.0)
 
 
+def test_compound_ellipsoid_and_mesh_objects_come_to_rest_as_their_solids_say(tmp_path):
+    """A compound (a T of two boxes, its mass spread over them), an ellipsoid and an OBJ mesh (a 4 cm
+    tetrahedron-free cube, 8 vertices) scaled by its size."""
+    from isaac_franka_bridge.world import PartSpec
+
+    cube = tmp_path / "cube.obj"
+    corners = [(x, y, z) for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)]
+    faces = [(1, 3, 4, 2), (5, 6, 8, 7), (1, 2, 6, 5), (3, 7, 8, 4), (1, 5, 7, 3), (2, 4, 8, 6)]
+    cube.write_text(
+        "".join(f"v {x} {y} {z}\n" for x, y, z in corners) + "".join(f"f {a} {b} {c} {d}\n" for a, b, c, d in faces)
+    )
+    tee = ObjectSpec(
+        "tee",
+        position=(0.4, 0.4, 0.2),
+        mass=0.3,
+        parts=(PartSpec("box", (0.1, 0.02, 0.02)), PartSpec("box", (0.02, 0.02, 0.08), pos=(0.0, 0.0, -0.05))),
+    )
+    egg = ObjectSpec("pebble", "ellipsoid", (0.06, 0.04, 0.02), (0.4, -0.4, 0.1), mass=0.05)
+    block = ObjectSpec("block", "mesh", (0.04, 0.04, 0.04), (-0.4, 0.4, 0.1), mass=0.1, mesh=str(cube))
+    world = create_world("mujoco", check_world([RobotSpec()], (tee, egg, block)))
+    assert world.model.body("tee").mass[0] == pytest.approx(0.3)
+    mujoco.mj_step(world.model, world.data, 3000)
+    positions, _ = world.frame_poses()
+    heights = dict(zip(world.frame_names, positions[:, 2], strict=True))
+    assert heights["pebble"] == pytest.approx(0.01, abs=0.002)  # lying on its 2 cm axis
+    assert heights["block"] == pytest.approx(0.02, abs=0.002)  # the 4 cm mesh cube on a face
+    assert heights["tee"] == pytest.approx(0.09, abs=0.003)  # standing on its stem, the bar 9 cm up
+
+
 def test_the_isaac_backend_takes_any_objects_and_refuses_what_it_cannot_simulate():
     """It builds every object kind (tests/test_isaac_backend.py checks the translation); a Robotiq, a
     camera or a second robot stop the launch before Isaac Sim boots."""

@@ -354,16 +354,19 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
 TASKS = ("ram_insertion", "usb_pickup_insertion", "object_handover", "egg_flip")
 
 
-def product_task(name: str, seconds: float, divisor: int) -> dict:
+def product_task(name: str, seconds: float, divisor: int, launch_args: tuple[str, ...] = ()) -> dict:
     """config/tasks/<name>.yaml on free ports with all its cameras (rendered at 1/`divisor` of their size),
     every camera of the world read by a stock-env-like client in its own process (pointed at the first
     server, it finds the others' cameras too): the real-time factor, and fps and frame age per camera."""
     path, spec = world_on_free_ports(name, tempfile.mkdtemp(prefix=f"bench-{name}-"))
     urls = [r.url for r in spec.robots]
-    arguments = (f"task:={path}", "cameras_config:=", f"camera_render_divisor:={divisor}")
+    arguments = (f"task:={path}", "cameras_config:=", f"camera_render_divisor:={divisor}", *launch_args)
     with running_product(arguments, states=False, urls=urls) as (proc, url, _, probe):
         time.sleep(6.0)  # the camera process renders, the physics has caught up with its start
-        processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"}
+        children = [p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"]
+        processes = {
+            f"{p.name()}{' ' + str(i) if p.name() == 'franka_server' else ''}": p for i, p in enumerate(children)
+        }
         client = subprocess.Popen(
             [sys.executable, __file__, "--camera-client", url, str(seconds)], stdout=subprocess.PIPE, text=True
         )
@@ -505,7 +508,8 @@ def main() -> int:
         rows += camera_rows(product_with_cameras(max(args.seconds, 5.0), tuple(args.launch_args)), f)
     for name in args.tasks:
         print(f"the {name} world with all its cameras read by a client ...", flush=True)
-        rows += task_rows(name, product_task(name, max(args.seconds, 5.0), args.task_divisor), args.task_divisor, f)
+        run = product_task(name, max(args.seconds, 5.0), args.task_divisor, tuple(args.launch_args))
+        rows += task_rows(name, run, args.task_divisor, f)
     width = max(len(r[0]) for r in rows)
     table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
     header = f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|"

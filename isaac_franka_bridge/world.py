@@ -134,12 +134,17 @@ class TaskSpec:
     success: SuccessSpec = SuccessSpec()
 
 
+# simulation settings a task file may choose for its world (config/sim.yaml's otherwise; a launch argument wins)
+SIM_SETTINGS = {"state_publish_rate": float, "camera_render_divisor": int}
+
+
 @dataclass(frozen=True)
 class WorldSpec:
     robots: tuple[RobotSpec, ...]
     objects: tuple[ObjectSpec, ...] = (DEFAULT_CUBE,)
     path: str = ""  # the file it came from
     task: TaskSpec = TaskSpec()
+    sim: tuple[tuple[str, float], ...] = ()  # (SIM_SETTINGS name, value) the task file chose
 
     def robot(self, namespace: str) -> RobotSpec:
         return next(r for r in self.robots if r.namespace == namespace)
@@ -152,7 +157,7 @@ class WorldSpec:
 ROBOT_KEYS = tuple(f.name for f in fields(RobotSpec))
 SUCCESS_KEYS = tuple(f.name for f in fields(SuccessSpec))
 TASK_KEYS = tuple(f.name for f in fields(TaskSpec))
-WORLD_KEYS = ("task", "robots", "objects")
+WORLD_KEYS = ("task", "robots", "objects", "sim")
 
 
 def _numbers(value, length: int, what: str) -> tuple[float, ...]:
@@ -273,8 +278,25 @@ def check_task(task: TaskSpec, robots: Sequence[RobotSpec], objects: Sequence[Ob
     return replace(task, success=replace(s, position=position, tolerance=tolerance))
 
 
+def check_sim(settings: dict, where: str) -> tuple[tuple[str, float], ...]:
+    if not isinstance(settings, dict):
+        raise ValueError(f"{where}: 'sim' must be a mapping of {', '.join(SIM_SETTINGS)}")
+    _unknown(settings, tuple(SIM_SETTINGS), "sim", where)
+    checked = []
+    for name, value in settings.items():
+        number = _numbers([value], 1, f"{where}: sim {name}")[0]
+        if number <= 0:
+            raise ValueError(f"{where}: sim {name} must be > 0")
+        checked.append((name, SIM_SETTINGS[name](number)))
+    return tuple(checked)
+
+
 def check_world(
-    robots: Sequence[RobotSpec], objects: Sequence[ObjectSpec] = (DEFAULT_CUBE,), path: str = "", task=TaskSpec()
+    robots: Sequence[RobotSpec],
+    objects: Sequence[ObjectSpec] = (DEFAULT_CUBE,),
+    path: str = "",
+    task=TaskSpec(),
+    sim: dict | None = None,
 ) -> WorldSpec:
     where = path or "world"
     if not robots:
@@ -303,7 +325,7 @@ def check_world(
     held = [o.mount for o in things if o.mount_kind == "gripper"]
     if len(set(held)) != len(held):
         raise ValueError(f"{where}: a gripper can hold one object at start ({held})")
-    return WorldSpec(checked, things, path, check_task(task, checked, things, where))
+    return WorldSpec(checked, things, path, check_task(task, checked, things, where), check_sim(sim or {}, where))
 
 
 def one_robot_world(gripper_type: str = "Robotiq", cameras: Sequence[CameraSpec] = ()) -> WorldSpec:
@@ -386,7 +408,7 @@ def load_world(path: str, **overrides) -> WorldSpec:
         description=str(task.get("description", "")),
         success=SuccessSpec(**success),
     )
-    return check_world(robots, objects, path, task_spec)
+    return check_world(robots, objects, path, task_spec, data.get("sim") or {})
 
 
 def dump_world(world: WorldSpec) -> str:
@@ -403,7 +425,8 @@ def dump_world(world: WorldSpec) -> str:
         objects.append(entry)
     success = {k: _plain(getattr(world.task.success, k)) for k in SUCCESS_KEYS}
     task = {"name": world.task.name, "description": world.task.description, "success": success}
-    return yaml.safe_dump({"task": task, "robots": robots, "objects": objects}, sort_keys=False)
+    data = {"task": task, "robots": robots, "objects": objects, "sim": dict(world.sim)}
+    return yaml.safe_dump(data, sort_keys=False)
 
 
 def _plain(value):

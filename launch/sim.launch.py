@@ -85,7 +85,9 @@ def _nodes(context):
     try:
         world = load_world(task_file(share, _task(arg)), **_overrides(context))
         check_backend(arg["backend"], world)
-        overrides = {k: _number(k, arg[k], kind) for k, kind in SIM_OVERRIDES.items() if arg[k]}
+        # a launch argument given wins over the task file's choice, which wins over config/sim.yaml
+        overrides = dict(world.sim)
+        overrides.update({k: _number(k, arg[k], kind) for k, kind in SIM_OVERRIDES.items() if arg[k]})
     except ValueError as exc:  # one FATAL line, exit code 1, nothing started
         rclpy.logging.get_logger("sim.launch").fatal(f"cannot start: {exc}")
         raise SystemExit(1) from None

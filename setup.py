@@ -14,6 +14,8 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
         (f"share/{PACKAGE}/config/tasks", glob("config/tasks/*.yaml")),
+        (f"share/{PACKAGE}/config/rviz", glob("config/rviz/*.rviz")),
+        (f"share/{PACKAGE}/config/rqt", glob("config/rqt/*.perspective")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
@@ -25,6 +27,7 @@ setup(
         "console_scripts": [
             f"sim_bridge = {PACKAGE}.ros.sim_bridge_node:main",
             "franka_server = franka_server_ros2.main:main",
+            f"real_state_adapter = {PACKAGE}.real.adapter_node:main",
         ],
     },
 )

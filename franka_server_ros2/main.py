@@ -16,6 +16,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from werkzeug.serving import WSGIRequestHandler, make_server
 
+from . import access
 from .app import create_app
 from .process import ignore_stop_signals, stop_with_parent
 from .robot_client import FrankaRosClient
@@ -51,6 +52,7 @@ def main(args: list[str] | None = None) -> None:
     stop_with_parent()  # a launch killed by SIGTERM takes this server with it
     try:
         robot = FrankaRosClient()
+        access_rule = access.declare_and_read(robot)  # who may use the server (access.py)
     except (ValueError, OSError, ParameterException) as exc:  # a bad parameter or camera file: say which
         rclpy.logging.get_logger("franka_server").fatal(f"cannot start: {exc}")
         rclpy.try_shutdown()
@@ -59,6 +61,7 @@ def main(args: list[str] | None = None) -> None:
     log = robot.get_logger()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access line per request at 10 Hz
     app = create_app(robot, robot.cameras, robot.settings)
+    app.wsgi_app = access.AccessGuard(app.wsgi_app, access_rule, log.warn)  # checked before any route
     try:
         server = make_server(host, port, app, threaded=True, request_handler=KeepAliveHandler)
     except (OSError, SystemExit) as exc:  # the port is taken (werkzeug exits): say so, before any thread runs
@@ -72,6 +75,9 @@ def main(args: list[str] | None = None) -> None:
     spinner = threading.Thread(target=executor.spin, name="ros-executor", daemon=True)
     spinner.start()
     log.info(f"franka_server_ros2 serving the franka_server routes on http://{host}:{port}/")
+    notice = access.binding_notice(host, port, access_rule)  # beyond loopback: an explicit choice, said here
+    if notice is not None:
+        getattr(log, notice[0])(notice[1])
     try:
         server.serve_forever()
     except (KeyboardInterrupt, ExternalShutdownException):

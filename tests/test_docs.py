@@ -53,7 +53,9 @@ def test_every_topic_service_and_action_of_the_sim_is_documented(ros):
         for n, _ in ros.get_service_names_and_types()
         if n.startswith(ours) and not n.endswith(STANDARD_NODE_SERVICES) and "/_action/" not in n
     }
-    actions = {n.split("/_action/")[0] for n, _ in ros.get_service_names_and_types() if "/_action/" in n}
+    actions = {
+        n.split("/_action/")[0] for n, _ in ros.get_service_names_and_types() if "/_action/" in n and n.startswith(ours)
+    }
     doc = (ROOT / "docs" / "ros_interfaces.md").read_text()
     missing = sorted(n for n in topics | services | actions if f"`{n}`" not in doc)
     assert not missing, f"undocumented: {missing}"

@@ -570,9 +570,8 @@ class FrankaHandBridge(Node):
         self._move = ActionClient(calls.node, franka.Move, self._names["move"])
         self._grasp = ActionClient(calls.node, franka.Grasp, self._names["grasp"])
         self.commands = gripper.LatestCommand()
-        self._outcomes: dict[int, tuple[bool, str]] = {}
+        self._outcomes: dict[int, tuple[bool, str]] = {}  # number -> (reached, why) once resolved
         self._resolved = threading.Condition()
-        self._done_upto = 0
         ActionServer(
             self,
             GripperCommand,
@@ -605,9 +604,11 @@ class FrankaHandBridge(Node):
             self.get_logger().warn(f"gripper goal refused: {exc}")
             handle.abort()
             return result
-        number = self.commands.put(command)
+        number, replaced = self.commands.put(command)
+        if replaced is not None:  # its execute callback ends now: at most two ever wait (running and newest)
+            self._resolve(replaced, (False, "replaced by a newer goal"))
         with self._resolved:
-            self._resolved.wait_for(lambda: self._done_upto >= number or not rclpy.ok(context=self.context), 60.0)
+            self._resolved.wait_for(lambda: number in self._outcomes or not rclpy.ok(context=self.context), 60.0)
             ok, _ = self._outcomes.pop(number, (False, "not run"))
         result.reached_goal = ok
         if ok:
@@ -616,16 +617,9 @@ class FrankaHandBridge(Node):
             handle.abort()
         return result
 
-    def _resolve(self, number: int, outcome: tuple[bool, str] | None) -> None:
-        """Goals before `number` not run were replaced by a newer one; `outcome` (if any) is `number`'s."""
+    def _resolve(self, number: int, outcome: tuple[bool, str]) -> None:
         with self._resolved:
-            for n in range(self._done_upto + 1, number):
-                self._outcomes[n] = (False, "replaced by a newer goal")
-            if outcome is None:
-                self._done_upto = max(self._done_upto, number - 1)
-            else:
-                self._outcomes[number] = outcome
-                self._done_upto = max(self._done_upto, number)
+            self._outcomes[number] = outcome
             self._resolved.notify_all()
 
     def _run(self) -> None:
@@ -636,7 +630,6 @@ class FrankaHandBridge(Node):
                     return
                 continue
             number, command = taken
-            self._resolve(number, None)
             try:
                 outcome = self._send(command)
             except TimeoutError as exc:
@@ -739,7 +732,7 @@ def main(args: list[str] | None = None) -> None:
         log.fatal(f"cannot start: {exc}")
         rclpy.try_shutdown()
         raise SystemExit(1) from None
-    executor = MultiThreadedExecutor(num_threads=4)
+    executor = MultiThreadedExecutor(num_threads=6)  # blocking service callbacks and gripper goals: threads to spare
     for node in nodes:
         executor.add_node(node)
     spinner = threading.Thread(target=executor.spin, name="adapter", daemon=True)

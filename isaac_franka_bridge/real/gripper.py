@@ -53,13 +53,14 @@ class LatestCommand:
         self._sequence = 0
         self._closed = False
 
-    def put(self, command: HandCommand) -> int:
-        """Queue `command` (replacing one not started yet); returns its number."""
+    def put(self, command: HandCommand) -> tuple[int, int | None]:
+        """Queue `command`; returns its number and that of the command it replaced (one not started yet)."""
         with self._condition:
             self._sequence += 1
+            replaced = self._pending[0] if self._pending is not None else None
             self._pending = (self._sequence, command)
             self._condition.notify_all()
-            return self._sequence
+            return self._sequence, replaced
 
     def take(self, timeout: float | None = None) -> tuple[int, HandCommand] | None:
         """The newest command not started yet (waits up to `timeout`); None when there is none or on close."""

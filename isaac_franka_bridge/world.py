@@ -271,8 +271,8 @@ def check_task(task: TaskSpec, robots: Sequence[RobotSpec], objects: Sequence[Ob
         tolerance = _numbers([s.tolerance], 1, f"{where}: tolerance")[0]
         if tolerance <= 0.0:
             raise ValueError(f"{where}: tolerance must be > 0")
-    if s.kind == "held" and s.by not in {r.namespace for r in robots if r.gripper_type != "None"}:
-        raise ValueError(f"{where}: by '{s.by}' must name a robot with a gripper")
+    if s.kind == "held" and s.by not in {r.namespace for r in robots}:
+        raise ValueError(f"{where}: by '{s.by}' must name a robot of the world")  # (without a gripper: never held)
     if s.kind == "flipped" and s.resting_on not in names:
         raise ValueError(f"{where}: resting_on '{s.resting_on}' is not one of the world's objects")
     return replace(task, success=replace(s, position=position, tolerance=tolerance))

@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import requests
 
-from isaac_franka_bridge.world import WorldSpec, dump_world, load_world
+from isaac_franka_bridge.world import WorldSpec, check_world, dump_world, load_world
 
 STARTUP_TIMEOUT = 90.0  # [s] first start on a cold machine loads meshes and DDS
 CONFIG = Path(__file__).resolve().parent.parent / "config"
@@ -106,8 +106,9 @@ def world_on_free_ports(name: str, directory: str, cameras: dict[str, str] | Non
         camera_file = (cameras or {}).get(r.namespace, "")
         if camera_file and not os.path.isabs(camera_file):
             camera_file = os.path.join(directory, camera_file)
-        robots.append(replace(r, port=free_port(), cameras_config=camera_file))
+        robot = replace(r, port=free_port())
+        robots.append(replace(robot, cameras_config=camera_file, cameras=()) if camera_file else robot)
     path = os.path.join(directory, f"{name}.yaml")
-    with open(path, "w") as f:
-        f.write(dump_world(replace(spec, robots=tuple(robots))))
+    with open(path, "w") as f:  # checked again: the camera files given are read
+        f.write(dump_world(check_world(robots, spec.objects, spec.path, spec.task, dict(spec.sim))))
     return path, load_world(path)

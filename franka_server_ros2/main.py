@@ -57,6 +57,9 @@ def main(args: list[str] | None = None) -> None:
         rclpy.logging.get_logger("franka_server").fatal(f"cannot start: {exc}")
         rclpy.try_shutdown()
         raise SystemExit(1) from None
+    except KeyboardInterrupt:  # stopped while starting (a launch shutting down): no traceback
+        rclpy.try_shutdown()
+        return
     host, port = robot.get_parameter("host").value, robot.get_parameter("port").value
     log = robot.get_logger()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access line per request at 10 Hz

@@ -36,6 +36,7 @@ from launch.event_handlers import OnProcessExit
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch_ros.actions import Node
 
+from franka_server_ros2.launch_support import rviz_node
 from launch import LaunchDescription
 
 PACKAGE = "isaac_franka_bridge"
@@ -222,7 +223,7 @@ def after_controller(returncode: int, context, server_params: dict, server) -> l
     )
     actions = [adapter, server_node]
     if arg["rviz"].lower() == "true":
-        actions.append(server.rviz_node(namespace, server_params["base_frame"]))
+        actions.append(rviz_node(namespace, server_params["base_frame"]))
     return actions
 
 

@@ -13,11 +13,11 @@ A bad argument stops the launch with one FATAL line before anything starts.
 import os
 
 import rclpy.logging
-from ament_index_python.packages import get_package_share_directory
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
 from franka_server_ros2.access import parse_networks, parse_token
+from franka_server_ros2.launch_support import rviz_node
 from launch import LaunchDescription
 
 GRIPPERS = ("Robotiq", "Franka", "None")
@@ -93,17 +93,6 @@ def gripper_remappings(arg) -> list[tuple[str, str]]:
         )
         if arg[key] != name
     ]
-
-
-def rviz_node(namespace: str, fixed_frame: str) -> Node:
-    config = os.path.join(get_package_share_directory("isaac_franka_bridge"), "config", "rviz", "franka.rviz")
-    return Node(
-        package="rviz2",
-        executable="rviz2",
-        namespace=namespace,
-        arguments=["-d", config, "-f", fixed_frame],  # rviz2: display config, fixed frame
-        output="screen",
-    )
 
 
 def _nodes(context):

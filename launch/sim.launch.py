@@ -19,6 +19,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
 from franka_server_ros2.camera_specs import dump_cameras
+from franka_server_ros2.launch_support import rviz_available, rviz_node
 from isaac_franka_bridge.backends import DEFAULT_BACKEND, check_backend
 from isaac_franka_bridge.world import DEFAULT_TASK, dump_world, load_world
 from launch import LaunchDescription
@@ -42,9 +43,16 @@ ARGUMENTS = {
         "",
         "simulation pace: 1.0 wall-clock time, 0.0 as fast as possible (config/sim.yaml if empty)",
     ),
-    "state_publish_rate": ("", "rate of the robot state topics [Hz] (config/sim.yaml if empty)"),
-    "camera_render_divisor": ("", "render cameras at 1/N of their size and scale up (config/sim.yaml if empty)"),
+    "state_publish_rate": (
+        "",
+        "rate of the robot state topics [Hz] (the task file's sim:, else config/sim.yaml, if empty)",
+    ),
+    "camera_render_divisor": (
+        "",
+        "render cameras at 1/N of their size and scale up (the task file's sim:, else config/sim.yaml, if empty)",
+    ),
     "use_sim_time": ("true", "servers and tools follow the simulated /clock"),
+    "rviz": ("false", "also start RViz with config/rviz/franka.rviz (needs rviz2: a ROS 2 desktop install)"),
 }
 WORLD_OVERRIDES = ("namespace", "host", "port", "gripper_type", "reset_joint_target", "cameras_config")
 SIM_OVERRIDES = {"real_time_factor": float, "state_publish_rate": float, "camera_render_divisor": int}
@@ -88,6 +96,10 @@ def _nodes(context):
         # a launch argument given wins over the task file's choice, which wins over config/sim.yaml
         overrides = dict(world.sim)
         overrides.update({k: _number(k, arg[k], kind) for k, kind in SIM_OVERRIDES.items() if arg[k]})
+        if arg["rviz"].lower() not in ("true", "false"):
+            raise ValueError(f"rviz:={arg['rviz']} must be true or false")
+        if arg["rviz"].lower() == "true" and not rviz_available():
+            raise ValueError("rviz:=true needs rviz2 (a ROS 2 desktop install); the bundled environment has none")
     except ValueError as exc:  # one FATAL line, exit code 1, nothing started
         rclpy.logging.get_logger("sim.launch").fatal(f"cannot start: {exc}")
         raise SystemExit(1) from None
@@ -136,6 +148,8 @@ def _nodes(context):
                 ],
             )
         )
+    if arg["rviz"].lower() == "true":  # the first robot's base as the fixed frame
+        nodes.append(rviz_node(world.robots[0].namespace, world.robots[0].base_frame))
     return nodes
 
 

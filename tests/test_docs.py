@@ -59,3 +59,43 @@ def test_every_topic_service_and_action_of_the_sim_is_documented(ros):
     doc = (ROOT / "docs" / "ros_interfaces.md").read_text()
     missing = sorted(n for n in topics | services | actions if f"`{n}`" not in doc)
     assert not missing, f"undocumented: {missing}"
+
+
+# contract.md section 2: the topics of the real stack, with their types
+CONTRACT_TOPICS = {
+    "/cartesian_impedance_controller/equilibrium_pose": "geometry_msgs/msg/PoseStamped",
+    "/franka_state_controller/joint_states": "sensor_msgs/msg/JointState",
+    "/franka_state_controller/O_T_EE": "geometry_msgs/msg/PoseStamped",
+    "/franka_state_controller/O_dP_EE": "geometry_msgs/msg/TwistStamped",
+    "/franka_state_controller/K_F_ext_hat_K": "geometry_msgs/msg/WrenchStamped",
+    "/cartesian_impedance_controller/franka_jacobian": "std_msgs/msg/Float64MultiArray",
+    "/franka_gripper/joint_states": "sensor_msgs/msg/JointState",
+    "/joint_states": "sensor_msgs/msg/JointState",
+    "/tf": "tf2_msgs/msg/TFMessage",
+    "/tf_static": "tf2_msgs/msg/TFMessage",
+    "/clock": "rosgraph_msgs/msg/Clock",
+    "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
+    "/task/success": "std_msgs/msg/Bool",
+    "/task/objects": "tf2_msgs/msg/TFMessage",
+    "/task/status": "diagnostic_msgs/msg/DiagnosticStatus",
+}
+CONTRACT_SERVICES = {
+    "/franka_control/error_recovery": "std_srvs/srv/Trigger",
+    "/franka_control/joint_reset": "std_srvs/srv/Trigger",
+    "/task/reset": "std_srvs/srv/Trigger",
+}
+
+
+def test_sim_launch_comes_up_with_the_contract_topics_and_their_types(sim, ros):
+    """sim.launch.py as `make sim` runs it: every topic and service of the contract, with its type, and the
+    original routes answer (stopping it is test_lifecycle.py's)."""
+    robot, _ = sim
+
+    def graph() -> dict[str, list[str]]:
+        return dict(ros.get_topic_names_and_types()) | dict(ros.get_service_names_and_types())
+
+    expected = CONTRACT_TOPICS | CONTRACT_SERVICES
+    assert wait_until(lambda: set(expected) <= set(graph()), 10.0), sorted(set(expected) - set(graph()))
+    found = graph()
+    assert {name: found[name] for name in expected} == {name: [kind] for name, kind in expected.items()}
+    assert robot.ok("getstate") and robot.ok("clearerr") == "Clear"

@@ -326,6 +326,7 @@ def documented_arguments(doc: Path, heading: str) -> dict[str, str]:
     [
         ("real.launch.py", "docs/real_robot.md", "### Arguments of real.launch.py"),
         ("server.launch.py", "docs/two_hosts.md", "### Arguments of server.launch.py"),
+        ("sim.launch.py", "docs/tasks.md", "### Arguments of sim.launch.py"),
     ],
 )
 def test_every_launch_argument_is_documented_and_every_documented_one_exists(launch_file, doc, heading):

@@ -187,9 +187,7 @@ def check_robot(robot: RobotSpec, where: str) -> RobotSpec:
         raise ValueError(f"{where}: port {robot.port!r} must be 1..65535")
     yaw = _numbers([robot.base_yaw], 1, f"{where}: base_yaw")[0]
     cameras = robot.cameras
-    if robot.cameras_config:
-        if cameras:
-            raise ValueError(f"{where}: give cameras_config or cameras, not both")
+    if robot.cameras_config and not cameras:  # (a robot already checked keeps the cameras it loaded)
         try:
             cameras = tuple(load_cameras(robot.cameras_config))
         except OSError as exc:
@@ -370,6 +368,8 @@ def load_world(path: str, **overrides) -> WorldSpec:
     robots = []
     for i, entry in enumerate(_entries(data["robots"], "robots", path)):
         _unknown(entry, ROBOT_KEYS, f"robot {i}", path)
+        if entry.get("cameras_config") and entry.get("cameras"):
+            raise ValueError(f"{path}: robot {i}: give cameras_config or cameras, not both")
         entry = {**entry, "cameras_config": _relative(directory, entry.get("cameras_config"))}
         if "cameras" in entry:
             entry["cameras"] = tuple(cameras_from_mapping(entry["cameras"] or {}, f"{path}: robot {i}"))

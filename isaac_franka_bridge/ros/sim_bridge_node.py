@@ -9,6 +9,7 @@ only translate: the physics is in backends/, the control law in controller/, the
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import os
 import sys
@@ -41,6 +42,7 @@ from .task_publisher import TaskPublisher
 WORLD_FRAME = "world"
 CONTROLLERS = {"impedance": CartesianImpedanceController, "wrench": CartesianWrenchController}
 GIL_SWITCH_INTERVAL = 0.0005  # [s]
+CLEANUP_REPORT_S = 4.0  # [s] a clean-up still running after this prints every thread's stack (launch escalates at 5 s)
 
 
 def default_world_file() -> str:
@@ -289,9 +291,12 @@ def main(args: list[str] | None = None) -> None:
         pass
     finally:
         ignore_stop_signals()  # stopping: a second Ctrl-C or SIGTERM must not cut the clean-up short
+        # a clean-up that hangs says where, in the launch's log, before the launch escalates
+        faulthandler.dump_traceback_later(CLEANUP_REPORT_S)
         if process is not None:
             process.shutdown()
         rclpy.try_shutdown()
+        faulthandler.cancel_dump_traceback_later()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-# Two commands do everything on a fresh machine (set-up is cached in .venv/ and install/):
+# Two commands do everything on a fresh machine (set-up is cached in .venv/ and install/; make test
+# also installs Debian's chromium for the teleop page's browser test):
 #   make sim    the simulated Franka (MuJoCo) + franka_server_ros2 on http://127.0.0.1:5000/
 #   make test   the test suite over real ROS 2, real HTTP and real physics
 # More: make shell (a shell in the environment), make bench, make lint, make clean.
@@ -12,6 +13,7 @@ sim:
 	@$(RUN) scripts/sim_banner.sh ros2 launch isaac_franka_bridge sim.launch.py $(ARGS)
 
 test:
+	@scripts/install_browser.sh
 	@$(RUN) python -m pytest tests $(ARGS)
 
 bench:

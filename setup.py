@@ -8,6 +8,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*", "franka_server_ros2", "franka_server_ros2.*"]),
+    package_data={"franka_server_ros2": ["teleop_page.html"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -10,7 +10,12 @@
    each server's /getstate round trip with both clients asking at once;
 4. the product with both wrist cameras read by a client;
 5. each HIL-SERL experiment's world (task:=...) with all its cameras read by a client through the
-   pyrealsense2 stand-in: real-time factor, frames per second and frame age per camera.
+   pyrealsense2 stand-in: real-time factor, frames per second and frame age per camera;
+6. the stock env's observation (make sim, both wrist cameras): a client process that runs FrankaEnv's
+   step at 10 Hz (clearerr, pose, sleep to the period, getstate, one frame per camera through the
+   stand-in's pipelines, read by VideoCapture-like threads), with a bare Flask route (same HTTP stack, no
+   ROS) asked in the same loop as the floor; observation p50/p99, step period, POST /pose until the
+   simulated controller has the target, real-time factor and CPU per process, all in one run.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import platform
 import random
@@ -47,6 +53,7 @@ from rclpy.serialization import deserialize_message  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
 from isaac_franka_bridge.backends import create_world  # noqa: E402
+from isaac_franka_bridge.ros.robot_nodes import POSE_TRACE_ENV  # noqa: E402  (the sim's trace of each target taken)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from harness import (  # noqa: E402
@@ -178,10 +185,12 @@ def camera_client(url: str, seconds: float) -> dict[str, dict]:
             frame = pipe.wait_for_frames().get_color_frame()
             arrivals.append(time.monotonic())
             ages.append(time.time() - frame.get_timestamp() / 1000.0)
+        path = getattr(pipe._source, "path", "http")  # shared memory or HTTP (the stand-in chose)
         pipe.stop()
         results[serial] = {
             "fps": (len(arrivals) - 1) / (arrivals[-1] - arrivals[0]),
             "age_ms": stats(np.array(ages) * 1e3),
+            "path": path,
         }
 
     serials = [d.get_info(rs.camera_info.serial_number) for d in rs.context().devices]
@@ -234,6 +243,15 @@ def running_product(launch_args: tuple[str, ...], states: bool, urls: list[str] 
 
 
 def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) -> dict:
+    trace = os.path.join(tempfile.mkdtemp(prefix="bench-pose-"), "taken.txt")
+    os.environ[POSE_TRACE_ENV] = trace  # launch_sim passes the environment on to the simulation
+    try:
+        return _product(seconds, requests_n, launch_args, trace)
+    finally:
+        del os.environ[POSE_TRACE_ENV]
+
+
+def _product(seconds: float, requests_n: int, launch_args: tuple[str, ...], trace: str) -> dict:
     with running_product(("cameras_config:=none", *launch_args), states=True) as (proc, url, session, probe):
         time.sleep(2.0)
         children = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True)}
@@ -256,16 +274,19 @@ def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) 
             ages.append(session.get(url + "health", timeout=5).json()["state_age_s"])
         # POST /pose -> equilibrium_pose delivered on the ROS graph
         pose = session.post(url + "getpos", timeout=5).json()["pose"]
-        delays = []
+        delays, sent = [], []
         for i in range(100):
             probe.pose_arrivals.clear()
+            x = pose[0] + 0.002 * (i % 2) + 1e-6 * i  # each target its own x: the trace tells them apart
+            sent.append((x, time.time()))
             t0 = time.monotonic()
-            session.post(url + "pose", json={"arr": [pose[0] + 0.002 * (i % 2), *pose[1:]]}, timeout=5)
+            session.post(url + "pose", json={"arr": [x, *pose[1:]]}, timeout=5)
             while not probe.pose_arrivals and time.monotonic() - t0 < 1.0:
                 time.sleep(0.0002)
             if probe.pose_arrivals:
                 delays.append(probe.pose_arrivals[0] - t0)
             time.sleep(0.05)
+        taken = [d[0] for d in controller_delays(sent, read_pose_trace(trace))]
         return {
             "rtf": rtf,
             "rtf_diagnostics": (float(np.mean(probe.diagnostic_rtf)), float(np.min(probe.diagnostic_rtf))),
@@ -273,6 +294,7 @@ def product(seconds: float, requests_n: int, launch_args: tuple[str, ...] = ()) 
             "getstate_ms": stats(np.array(latencies) * 1e3),
             "state_age_ms": stats(np.array(ages) * 1e3),
             "pose_delivery_ms": stats(np.array(delays) * 1e3),
+            "pose_to_controller_ms": stats(np.array(taken) * 1e3) if taken else (float("nan"), float("nan")),
             "cpu": cpu,
         }
 
@@ -351,6 +373,243 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
         }
 
 
+def read_pose_trace(path: str) -> dict[float, tuple[float, float]]:
+    """x of each equilibrium pose the simulated controller took -> (when it took it, when the controller's node
+    received it), Unix times."""
+    taken: dict[float, tuple[float, float]] = {}
+    with contextlib.suppress(FileNotFoundError), open(path) as f:
+        for line in f:
+            x, applied, received = (float(v) for v in line.split())
+            taken.setdefault(x, (applied, received))
+    return taken
+
+
+def controller_delays(sent: list[tuple[float, float]], taken: dict) -> list[tuple[float, float, float]]:
+    """Per POST /pose (x, Unix time before the request) that the controller took: [s] (until it took it, until
+    the sim's controller node received it, from there until the controller took it between two ticks)."""
+    out = []
+    for x, t in sent:
+        if x in taken:
+            applied, received = taken[x]
+            out.append((applied - t, received - t, applied - received))
+    return out
+
+
+def bare_flask(port: int) -> None:
+    """The floor: a Flask route with the server's HTTP stack (werkzeug threaded, HTTP/1.1 keep-alive, the same
+    GIL switch interval) and a /getstate-sized JSON answer, but no ROS and no state behind it."""
+    from flask import Flask, jsonify
+    from werkzeug.serving import make_server
+
+    from franka_server_ros2.main import GIL_SWITCH_INTERVAL, KeepAliveHandler
+
+    rng = np.random.default_rng(0)
+    sizes = {"pose": 7, "vel": 6, "force": 3, "torque": 3, "q": 7, "dq": 7}
+    state = {k: rng.normal(size=n) for k, n in sizes.items()} | {"jacobian": rng.normal(size=(6, 7))}
+    app = Flask("bare")
+
+    @app.post("/getstate")
+    def getstate():
+        return jsonify({**{k: v.tolist() for k, v in state.items()}, "gripper_pos": 0.5})
+
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    make_server("127.0.0.1", port, app, threaded=True, request_handler=KeepAliveHandler).serve_forever()
+
+
+def stock_client(url: str, bare_url: str, steps: int) -> dict:
+    """HIL-SERL's FrankaEnv as it observes, in a process of its own: a VideoCapture thread per camera (RSCapture
+    over the pyrealsense2 stand-in: wait_for_frames, keep only the newest frame in a queue), then `steps` steps
+    at 10 Hz: clearerr and pose (float32, as the env posts them), sleep to the period, getstate, one frame per
+    camera (queue.get, crop, resize to 128x128, BGR -> RGB). requests.post without a session, as the env does.
+    The bare Flask route is asked once per step inside the sleep (so it does not lengthen the period)."""
+    import queue
+
+    import cv2
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "virtual_realsense"))
+    os.environ["FRANKA_SIM_URL"] = url.rstrip("/")
+    import virtual_realsense as rs
+
+    class Capture:  # RSCapture + VideoCapture
+        def __init__(self, serial: str) -> None:
+            self.pipe, cfg = rs.pipeline(), rs.config()
+            cfg.enable_device(serial)
+            cfg.enable_stream(rs.stream.color, 1280, 720, rs.format.bgr8, 15)
+            self.pipe.start(cfg)
+            self.align = rs.align(rs.stream.color)
+            self.q: queue.Queue = queue.Queue()
+            self.enable = True
+            self.thread = threading.Thread(target=self._reader, daemon=True)
+            self.thread.start()
+
+        def _reader(self) -> None:
+            while self.enable:
+                try:
+                    frames = self.align.process(self.pipe.wait_for_frames())
+                except RuntimeError:
+                    return
+                color = frames.get_color_frame()
+                if not color.is_video_frame():
+                    continue
+                image = np.asarray(color.get_data())
+                if not self.q.empty():
+                    with contextlib.suppress(queue.Empty):
+                        self.q.get_nowait()
+                self.q.put(image)
+
+        def read(self) -> np.ndarray:
+            return self.q.get(timeout=5)
+
+        def close(self) -> None:
+            self.enable = False
+            self.pipe.stop()
+
+    serials = [d.get_info(rs.camera_info.serial_number) for d in rs.context().devices]
+    caps = {serial: Capture(serial) for serial in serials}
+    for cap in caps.values():  # the env's constructor waits for the cameras
+        cap.q.put(cap.read())
+
+    def get_im() -> dict[str, np.ndarray]:
+        images = {}
+        for serial, cap in caps.items():
+            rgb = cap.read()
+            cropped = rgb[150:450, 350:1100]  # an experiment's IMAGE_CROP on the full 1280x720 frame
+            images[serial] = cv2.resize(cropped, (128, 128))[..., ::-1]
+        return images
+
+    post = requests.post
+    state = post(url + "getstate", timeout=5).json()
+    base = np.array(state["pose"], dtype=float)
+    starts, getstate, get_im_s, observation, bare, sent = [], [], [], [], [], []
+    for i in range(steps):
+        start = time.monotonic()
+        starts.append(start)
+        pose = base.copy()
+        pose[0] += 0.001 * (i % 2) + 2e-6 * i  # each target its own x: the trace tells them apart
+        arr = pose.astype(np.float32).tolist()
+        post(url + "clearerr", timeout=5)
+        sent.append((arr[0], time.time()))
+        post(url + "pose", json={"arr": arr}, timeout=5)
+        t0 = time.perf_counter()
+        post(bare_url + "getstate", timeout=5).json()
+        bare.append(time.perf_counter() - t0)
+        time.sleep(max(0.0, 0.1 - (time.monotonic() - start)))
+        t0 = time.perf_counter()
+        state = post(url + "getstate", timeout=5).json()
+        t1 = time.perf_counter()
+        get_im()
+        t2 = time.perf_counter()
+        getstate.append(t1 - t0)
+        get_im_s.append(t2 - t1)
+        observation.append(t2 - t0)
+    starts.append(time.monotonic())
+    paths = {serial: getattr(cap.pipe._source, "path", "http") for serial, cap in caps.items()}
+    for cap in caps.values():
+        cap.close()
+    periods = np.diff(starts)
+    return {
+        "cameras": [f"{serial} ({paths[serial]})" for serial in serials],
+        "observation_ms": (np.array(observation) * 1e3).tolist(),
+        "getstate_ms": (np.array(getstate) * 1e3).tolist(),
+        "get_im_ms": (np.array(get_im_s) * 1e3).tolist(),
+        "bare_ms": (np.array(bare) * 1e3).tolist(),
+        "period_ms": (periods * 1e3).tolist(),
+        "sent": sent,
+    }
+
+
+def product_observation(steps: int, launch_args: tuple[str, ...] = ()) -> dict:
+    """make sim (both wrist cameras), the stock env's observation in a client process, the bare Flask floor in
+    another, the simulated controller tracing when it takes each pose: all figures from one run."""
+    trace = os.path.join(tempfile.mkdtemp(prefix="bench-pose-"), "taken.txt")
+    os.environ[POSE_TRACE_ENV] = trace  # launch_sim passes the environment on to the simulation
+    try:
+        context = running_product(("cameras_config:=", *launch_args), states=False)
+        with context as (proc, url, _, probe):
+            time.sleep(6.0)  # the camera process renders, the physics has caught up with its start
+            processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"}
+            port = free_port()
+            floor = subprocess.Popen([sys.executable, __file__, "--bare-flask", str(port)])
+            bare_url = f"http://127.0.0.1:{port}/"
+            if not wait_until(lambda: answering(bare_url), 30.0, 0.1):
+                floor.kill()
+                raise RuntimeError("the bare Flask server did not start")
+            processes["bare_flask"] = psutil.Process(floor.pid)
+            client = subprocess.Popen(
+                [sys.executable, __file__, "--stock-client", url, bare_url, str(steps)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            processes["client"] = psutil.Process(client.pid)
+            time.sleep(3.0)  # the client has opened its cameras and steps
+            probe.diagnostic_rtf.clear()
+            probe.sim_times.clear()
+            psutil.cpu_percent(None)
+            cpu = cpu_of(processes, max(5.0, steps / 10.0 - 6.0))
+            busy = psutil.cpu_percent(None) * psutil.cpu_count() / 100.0  # [cores] all processes of the machine
+            (wall0, sim0), (wall1, sim1) = probe.sim_times[0], probe.sim_times[-1]
+            rtf_diagnostics = (float(np.mean(probe.diagnostic_rtf)), float(np.min(probe.diagnostic_rtf)))
+            output, _ = client.communicate(timeout=steps / 10.0 + 120)
+            floor.kill()
+            floor.wait()
+            run = json.loads(output.strip().splitlines()[-1])
+            delays = controller_delays([tuple(s) for s in run.pop("sent")], read_pose_trace(trace))
+    finally:
+        del os.environ[POSE_TRACE_ENV]
+    figures = {k: stats(v) for k, v in run.items() if k.endswith("_ms")}
+    figures["period_mean_ms"] = float(np.mean(run["period_ms"]))
+    parts = np.array(delays).reshape(-1, 3) * 1e3
+    for i, key in enumerate(("pose_to_controller_ms", "pose_to_node_ms", "pose_tick_ms")):
+        figures[key] = stats(parts[:, i]) if len(parts) else (float("nan"), float("nan"))
+    figures["pose_traced"] = f"{len(delays)} of {steps}"
+    return {
+        **figures,
+        "cameras": run["cameras"],
+        "rtf": (sim1 - sim0) / (wall1 - wall0),
+        "rtf_diagnostics": rtf_diagnostics,
+        "cpu": cpu,
+        "busy": (busy, busy - sum(cpu.values()) / 100.0),
+        "steps": steps,
+    }
+
+
+def observation_rows(obs: dict, f) -> list[tuple[str, str]]:
+    floor = obs["bare_ms"][1]
+    rows = [
+        (
+            f"stock env, {obs['steps']} steps at 10 Hz, cameras {', '.join(obs['cameras'])}: observation "
+            "(getstate + one frame per camera) (median / p99)",
+            f(obs["observation_ms"], "ms"),
+        ),
+        ("stock env: getstate (median / p99)", f(obs["getstate_ms"], "ms")),
+        ("stock env: get_im, both cameras (median / p99)", f(obs["get_im_ms"], "ms")),
+        (
+            "stock env: step period for 100 ms (mean / median / p99)",
+            f"{obs['period_mean_ms']:.2f} ms / " + f(obs["period_ms"], "ms"),
+        ),
+        ("stock env: bare Flask route, same load, the floor (median / p99)", f(obs["bare_ms"], "ms")),
+        ("stock env: getstate p99 / bare Flask p99", f"{obs['getstate_ms'][1] / floor:.2f}x"),
+        (
+            f"stock env: POST /pose until the simulated controller has the target ({obs['pose_traced']}) "
+            "(median / p99)",
+            f(obs["pose_to_controller_ms"], "ms"),
+        ),
+        (
+            "stock env: of which POST -> the sim's controller node / node -> controller tick (median / p99)",
+            " ; ".join(f(obs[k], "ms") for k in ("pose_to_node_ms", "pose_tick_ms")),
+        ),
+        ("stock env: real-time factor, sim vs wall clock", f"{obs['rtf']:.3f}"),
+        ("stock env: real-time factor, /diagnostics (mean / min)", "{:.3f} / {:.3f}".format(*obs["rtf_diagnostics"])),
+        ("stock env: CPU, " + " / ".join(obs["cpu"]), " / ".join(f"{v:.0f}%" for v in obs["cpu"].values())),
+        (
+            "stock env: the machine busy meanwhile, all / other processes (cores)",
+            "{:.2f} / {:.2f}".format(*obs["busy"]),
+        ),
+    ]
+    return rows
+
+
 TASKS = ("ram_insertion", "usb_pickup_insertion", "object_handover", "egg_flip")
 
 
@@ -395,7 +654,7 @@ def task_rows(name: str, run: dict, divisor: int, f) -> list[tuple[str, str]]:
         (f"{name}: real-time factor, /diagnostics (mean / min)", "{:.3f} / {:.3f}".format(*run["rtf_diagnostics"]))
     )
     for serial, figures in sorted(run["cameras"].items()):
-        camera = f"{run['names'].get(serial, '?')} ({serial})"
+        camera = f"{run['names'].get(serial, '?')} ({serial}{', ' + figures['path'] if 'path' in figures else ''})"
         rows.append(
             (
                 f"{name}: {camera} frames per second / frame age at the client",
@@ -438,6 +697,10 @@ def product_rows(args, f) -> list[tuple[str, str]]:
         ("POST /getstate round trip (median / p99)", f(prod["getstate_ms"], "ms")),
         ("age of the state a request sees (median / p99)", f(prod["state_age_ms"], "ms")),
         ("POST /pose -> equilibrium_pose delivered (median / p99)", f(prod["pose_delivery_ms"], "ms")),
+        (
+            "POST /pose until the simulated controller has the target (median / p99)",
+            f(prod["pose_to_controller_ms"], "ms"),
+        ),
         ("CPU, sim bridge / server (% of one core)", " / ".join(f"{v:.0f}%" for v in prod["cpu"].values())),
     ]
 
@@ -464,8 +727,9 @@ def camera_rows(cam: dict, f) -> list[tuple[str, str]]:
     for name, rate in cam["topic_rates"].items():
         rows.append((f"cameras on, no client: /{name}/image_raw rate on ROS 2", f"{rate:.1f} Hz"))
     for serial, figures in sorted(cam["cameras"].items()):
-        rows.append((f"with cameras: camera {serial} frames per second at the client", f"{figures['fps']:.1f}"))
-        rows.append((f"with cameras: camera {serial} frame age at the client", f(figures["age_ms"], "ms")))
+        via = f" ({figures['path']})" if "path" in figures else ""
+        rows.append((f"with cameras: camera {serial}{via} frames per second at the client", f"{figures['fps']:.1f}"))
+        rows.append((f"with cameras: camera {serial}{via} frame age at the client", f(figures["age_ms"], "ms")))
     rows.append(
         (
             "with cameras: CPU, " + " / ".join(cam["cpu"]),
@@ -486,14 +750,30 @@ def main() -> int:
     parser.add_argument("--tasks", nargs="*", default=list(TASKS), help="experiment worlds to run (default: all)")
     parser.add_argument("--task-divisor", type=int, default=1, help="camera_render_divisor of the task runs")
     parser.add_argument("launch_args", nargs="*", help="sim.launch.py arguments (name:=value) for every run")
+    parser.add_argument("--steps", type=int, default=300, help="steps of the stock env's observation run")
+    parser.add_argument("--observation-only", action="store_true", help="only the stock env's observation run")
     parser.add_argument("--camera-client", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
+    parser.add_argument("--stock-client", nargs=3, metavar=("URL", "BARE_URL", "STEPS"), help=argparse.SUPPRESS)
+    parser.add_argument("--bare-flask", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.camera_client:  # the client process of the run with cameras
         print(json.dumps(camera_client(args.camera_client[0], float(args.camera_client[1]))))
         return 0
+    if args.stock_client:  # the stock env of the observation run
+        url, bare_url, steps = args.stock_client
+        print(json.dumps(stock_client(url, bare_url, int(steps))))
+        return 0
+    if args.bare_flask:  # the floor of the observation run
+        bare_flask(args.bare_flask)
+        return 0
 
     f = lambda pair, unit: f"{pair[0]:.2f} {unit} / {pair[1]:.2f} {unit}"  # noqa: E731
     rows = []
+    if args.observation_only:
+        args.cameras_only, args.no_cameras, args.tasks = True, True, []
+    if not args.no_cameras or args.observation_only:
+        print(f"the stock env's observation: {args.steps} steps at 10 Hz with both wrist cameras ...", flush=True)
+        rows += observation_rows(product_observation(args.steps, tuple(args.launch_args)), f)
     if not args.cameras_only:
         rows += product_rows(args, f)
         print("two robots in one world (dual_arm), cameras off ...", flush=True)

@@ -21,6 +21,7 @@ from .bodies import BadRequest
 from .cameras import CameraFeeds
 from .grippers import GripperGoal, GripperModel
 from .robot import Robot, RobotRefused, RobotUnavailable, ServerSettings, StateSnapshot
+from .teleop import TeleopHub, add_teleop_routes
 
 JOINT_RESET_TIMEOUT = 40.0  # [s] the original waits up to ~30 s for the arm, plus its own sleeps
 WRENCH_RESET_WAIT = 2.0  # [s] the egg-flip server's /reset sleeps this long after asking for the reset
@@ -156,6 +157,7 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
     gripper_route("/move_gripper", "Moved Gripper", lambda g: g.move(bodies.gripper_command(_json_body())))
 
     add_camera_routes(app, feeds, settings.world_servers)
+    add_teleop_routes(app, TeleopHub())  # the SpaceMouse and keys of a person or a scripted expert
     return app
 
 
@@ -289,7 +291,8 @@ def add_camera_routes(app: Flask, feeds: CameraFeeds, servers: tuple[str, ...] =
 
     @app.get("/cameras")
     def camera_list():
-        return jsonify(cameras=feeds.listing(), servers=list(servers))
+        """The cameras; with "host" (this host, for shared memory) and each camera's ring ("shm") where written."""
+        return jsonify(cameras=feeds.listing(), servers=list(servers), host=feeds.host)
 
     @app.get("/frame/<name>")
     def frame(name: str):

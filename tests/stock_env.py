@@ -307,3 +307,93 @@ def usb_reset(env: StockEnv) -> None:
     send_gripper_command(env, 1.0)
     time.sleep(1.0)
     env._update_currpos()
+
+
+# HIL-SERL examples/experiments/object_handover/config.py: LeftEnvConfig and RightEnvConfig (the values their
+# HTTP traffic depends on); HandOffEnv (its wrapper.py) clips the yaw as it clips the roll, by magnitude
+def _handover_param(clips: tuple[float, float, float, float, float, float], rot_clip: float) -> dict:
+    cx, cy, cz, nx, ny, nz = clips
+    return {
+        "translational_stiffness": 2000,
+        "translational_damping": 89,
+        "rotational_stiffness": 120,
+        "rotational_damping": 5,
+        "translational_Ki": 0,
+        "translational_clip_x": cx,
+        "translational_clip_y": cy,
+        "translational_clip_z": cz,
+        "translational_clip_neg_x": nx,
+        "translational_clip_neg_y": ny,
+        "translational_clip_neg_z": nz,
+        **{f"rotational_clip_{s}{a}": rot_clip if rot_clip else {"x": 0.02, "y": 0.03, "z": 0.02}[a]
+           for s in ("", "neg_") for a in "xyz"},
+        "rotational_Ki": 0,
+    }  # fmt: skip
+
+
+HANDOVER_LEFT = ExperimentConfig(
+    reset_pose=np.array([0.6, -0.02, 0.42, np.pi, 0.0, 0.0]),
+    abs_pose_limit_low=np.array([0.4, -0.03, 0.3, np.pi - 0.01, -0.3, 0.0]),
+    abs_pose_limit_high=np.array([0.67, -0.01, 0.42, np.pi + 0.01, 0.0, 0.01]),
+    action_scale=(0.04, 0.2, 1.0),
+    compliance_param=_handover_param((0.0085, 0.005, 0.005, 0.01, 0.005, 0.006), 0.0),
+    precision_param=_handover_param((0.01, 0.01, 0.01, 0.01, 0.01, 0.01), 0.04),
+)
+HANDOVER_RIGHT = ExperimentConfig(
+    reset_pose=np.array([0.4, 0.0, 0.5, np.pi, 0.0, np.pi]),
+    abs_pose_limit_low=np.array([0.32, -0.01, 0.36, np.pi - 0.01, 0.0, np.pi - 0.01]),
+    abs_pose_limit_high=np.array([0.67, 0.01, 0.5, np.pi + 0.01, 0.3, np.pi + 0.01]),
+    action_scale=(0.04, 0.2, 1.0),
+    compliance_param=_handover_param((0.0085, 0.005, 0.005, 0.007, 0.005, 0.006), 0.0),
+    precision_param=_handover_param((0.02, 0.01, 0.01, 0.02, 0.01, 0.01), 0.04),
+)
+HANDOVER_GRIPPER_SLEEP = 1.0  # GRIPPER_SLEEP of both configs
+HANDOVER_GRIPPER_INTERVAL = 2.0  # HandOffEnv._send_gripper_command: at least this long between gripper commands
+
+
+def handoff_clip_safety_box(env: StockEnv, pose: np.ndarray) -> np.ndarray:
+    """HandOffEnv.clip_safety_box: the position box, |roll| and |yaw| into their ranges (sign kept), pitch."""
+    low, high = env.config.abs_pose_limit_low, env.config.abs_pose_limit_high
+    pose[:3] = np.clip(pose[:3], low[:3], high[:3])
+    euler = Rotation.from_quat(pose[3:]).as_euler("xyz")
+    euler[0] = np.sign(euler[0]) * np.clip(np.abs(euler[0]), low[3], high[3])
+    euler[2] = np.sign(euler[2]) * np.clip(np.abs(euler[2]), low[5], high[5])
+    euler[1] = np.clip(euler[1], low[4], high[4])
+    pose[3:] = euler_to_quat(euler)
+    return pose
+
+
+def handover_reset(env: StockEnv) -> None:
+    """HandOffEnv.reset() of one arm (FrankaEnv.reset with HandOffEnv.go_to_reset): recover, up to at least
+    the reset height under the precision parameters (1 s), /open_gripper, the reset pose (0.5 s), the
+    compliance parameters. (The original then waits for a person to press Enter.)"""
+    env._update_param(env.config.compliance_param)
+    env.robot.ok("clearerr")
+    env._update_currpos()
+    env._send_pos_command(env.currpos)
+    time.sleep(0.1)
+    env._update_param(env.config.precision_param)
+    time.sleep(0.1)
+    up = env.currpos.copy()
+    up[2] = max(up[2], env.config.reset_pose[2])
+    env.interpolate_move(up, timeout=1.0)
+    env.robot.ok("open_gripper")
+    time.sleep(0.5)
+    env.interpolate_move(env.resetpos.copy(), timeout=0.5)
+    time.sleep(0.5)
+    env._update_param(env.config.compliance_param)
+    env.robot.ok("clearerr")
+    env._update_currpos()
+
+
+# pick_cube is this project's default task, not a HIL-SERL experiment: a config in the style of theirs, made
+# here (DefaultEnvConfig's empty parameter sets, so the server's default compliance; the jaws square to the
+# cube at the reset pose)
+PICK_CUBE = ExperimentConfig(
+    reset_pose=np.array([0.55, 0.0, 0.30, np.pi, 0.0, np.pi / 4]),
+    abs_pose_limit_low=np.array([0.35, -0.25, 0.0, np.pi - 0.2, -0.2, np.pi / 4 - 0.8]),
+    abs_pose_limit_high=np.array([0.75, 0.25, 0.45, np.pi + 0.2, 0.2, np.pi / 4 + 0.8]),
+    action_scale=(0.02, 0.1, 1.0),
+    compliance_param={},
+    precision_param={},
+)

@@ -114,8 +114,12 @@ def read_like_rscapture(rs, serial: str) -> np.ndarray:
         cfg.disable_all_streams()
 
 
+@pytest.mark.parametrize("path", ["shm", "http"])  # on the simulator's host; as from another host
 @pytest.mark.parametrize("camera,serial", [("wrist_1", "127122270146"), ("wrist_2", "127122270350")])
-def test_stock_rscapture_reads_bgr_frames_with_the_cube_where_and_in_the_colour_expected(rs, camera, serial):
+def test_stock_rscapture_reads_bgr_frames_with_the_cube_where_and_in_the_colour_expected(
+    rs, camera, serial, path, monkeypatch
+):
+    monkeypatch.setenv("FRANKA_SIM_SHM", "1" if path == "shm" else "0")
     image = read_like_rscapture(rs, serial)
     assert image.shape == (720, 1280, 3) and image.dtype == np.uint8
     blue, green, red = (image[:, :, i].astype(int) for i in range(3))
@@ -141,6 +145,9 @@ def start_server(port: int, domain: int) -> Process:
 def test_frames_keep_arriving_after_the_client_reconnects_and_after_the_server_restarts(rs, camera_sim, monkeypatch):
     port, domain = free_port(), camera_sim[0].context.get_domain_id()
     monkeypatch.setenv("FRANKA_SIM_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv(
+        "FRANKA_SIM_SHM", "0"
+    )  # over HTTP, as a client on another host (shared memory: test_camera_paths)
     server = start_server(port, domain)
     try:
         listed = lambda: bool(rs.context().devices)  # noqa: E731

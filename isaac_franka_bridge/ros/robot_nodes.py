@@ -15,8 +15,10 @@ submit/call; none knows the backend. Publishing runs in the simulation thread (`
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import fields
 
 import numpy as np
@@ -152,6 +154,19 @@ class FrankaStateController(RobotNode):
         self.joints.publish(arm.joints)
 
 
+POSE_TRACE_ENV = "FRANKA_SIM_TRACE_POSE"  # a file: benchmarks/run.py's measure of the pose command path
+
+
+def pose_tracer() -> Callable[[float, float], None] | None:
+    """With $FRANKA_SIM_TRACE_POSE set (benchmarks/run.py), a writer of one line per equilibrium pose the
+    controller takes: "<x> <when the controller took it> <when the node received it>" (Unix times)."""
+    path = os.environ.get(POSE_TRACE_ENV)
+    if not path:
+        return None
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    return lambda x, received: os.write(fd, f"{x!r} {time.time()!r} {received!r}\n".encode())
+
+
 class ImpedanceController(RobotNode):
     def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
         super().__init__("cartesian_impedance_controller", robot, loop, control)
@@ -160,6 +175,7 @@ class ImpedanceController(RobotNode):
         self.create_subscription(PoseStamped, "~/equilibrium_pose", self._on_equilibrium_pose, COMMAND_QOS)
         self.create_service(Trigger, "~/start", self._on_start)
         self.create_service(Trigger, "~/stop", self._on_stop)
+        self._pose_trace = pose_tracer()
 
     def compliance(self) -> dict[str, float]:
         return {p.name: _value(self, p.name) for p in COMPLIANCE_PARAMETERS}
@@ -169,6 +185,7 @@ class ImpedanceController(RobotNode):
         self.loop.submit(lambda: self.control.controller.set_params(updates))
 
     def _on_equilibrium_pose(self, msg: PoseStamped) -> None:
+        received = time.time()
         position, quat = msgs.pose_from_msg(msg)
         frame = msg.header.frame_id
         if frame not in ("", self.robot.base_frame):
@@ -184,7 +201,16 @@ class ImpedanceController(RobotNode):
         except ValueError as exc:
             self.get_logger().warn(f"equilibrium_pose ignored: {exc}", throttle_duration_sec=1.0)
             return
-        self.loop.submit(lambda: self.control.controller.set_target(position, quat))
+        controller, trace = self.control.controller, self._pose_trace
+        if trace is None:
+            self.loop.submit(lambda: controller.set_target(position, quat))
+            return
+
+        def set_and_trace() -> None:
+            controller.set_target(position, quat)
+            trace(float(position[0]), received)
+
+        self.loop.submit(set_and_trace)
 
     def _on_start(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         return self.trigger(self.control.start_controller, response, "impedance controller started")

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ._devices import context, device
 from ._frames import composite_frame, make_frame
 from ._server import FrameClient, Poll, RawFrame, ServerUnavailable
+from ._shm import RingReader, open_ring
 from ._streams import video_stream_profile
 from ._types import format, stream
+
+log = logging.getLogger("virtual_realsense")
 
 POLL_CHUNK_S = 1.0  # [s] longest single long poll: bounds how long a server restart (seq reset) goes unnoticed
 BACKOFF_MIN_S = 0.05  # [s] first wait after a failed request; doubles up to BACKOFF_MAX_S
 BACKOFF_MAX_S = 0.5
+RING_POLL_S = 0.001  # [s] how often a ring is looked at while its next frame is due
+RING_EARLY_S = 0.003  # [s] a ring is looked at from this long before its next frame is due (at the frame rate)
+RING_CHECK_S = 0.5  # [s] how often whether the ring is still the camera's is checked
+RING_RETRY_S = 5.0  # [s] after a ring was lost (simulation restarted), how often the server is asked for its new one
 
 _FORMATS = {stream.color: (format.bgr8, format.rgb8), stream.depth: (format.z16,)}
 _DEFAULT_FORMAT = {stream.color: format.bgr8, stream.depth: format.z16}
@@ -155,38 +165,124 @@ class _Backoff:
 class _FrameSource:
     """Delivers each new frame of one camera exactly once, across long polls, timeouts and server restarts.
 
-    Normally one long poll ``after=<last seq>`` per frame. After a dropped connection or an empty long poll it
-    first asks for the newest frame (``after=-1``): a restarted server counts its seqs from the start again, so a
-    frame whose (seq, capture time) differs from the last one delivered is new even when its seq is lower.
+    On the simulator's host, from the camera's shared-memory ring (``ring``): the newest frame once it is newer
+    than the last one delivered, looked at around the time the next one is due. A ring that is gone or replaced
+    (the simulation restarted) hands over to HTTP, and the server is asked for the new ring now and then.
+
+    Over HTTP, normally one long poll ``after=<last seq>`` per frame. After a dropped connection or an empty long
+    poll it first asks for the newest frame (``after=-1``): a restarted server counts its seqs from the start again,
+    so a frame whose (seq, capture time) differs from the last one delivered is new even when its seq is lower.
     """
 
-    def __init__(self, client: FrameClient, color: video_stream_profile, depth: video_stream_profile | None) -> None:
+    def __init__(
+        self,
+        client: FrameClient,
+        color: video_stream_profile,
+        depth: video_stream_profile | None,
+        ring: RingReader | None = None,
+        find_ring: Callable[[], RingReader | None] | None = None,
+    ) -> None:
         self._client = client
         self._color = color
         self._depth = depth
         self._last: RawFrame | None = None
         self._probe = True
+        self._not_ready = False  # the last answer was "no frame yet"
         self.running = True
+        self._ring: RingReader | None = None
+        self._find_ring = find_ring
+        self._ring_retry_at = float("inf")  # when to ask the server for a ring again (after one was lost)
+        if ring is not None and depth is None:
+            self._use_ring(ring)
+
+    @property
+    def path(self) -> str:
+        """Where the frames come from: "shm" or "http"."""
+        return "shm" if self._ring is not None else "http"
+
+    def _use_ring(self, ring: RingReader) -> None:
+        self._ring = ring
+        self._ring_seq = 0  # the last frame delivered from this ring
+        self._ring_fresh_after = time.time() - ring.period  # the first frame must be this recent (not left over)
+        self._ring_checked = time.monotonic()
+        self._lags: deque[float] = deque(maxlen=8)  # [s] from capture to this reader, of the last frames
+        ring.beat()  # the simulation renders the camera from its next due frame on
+
+    def _drop_ring(self, why: str) -> None:
+        ring, self._ring = self._ring, None
+        if ring is not None:
+            log.info("virtual_realsense: %s: frames over HTTP from now on (%s)", ring.path, why)
+            ring.close()
+            self._probe = True
+            self._ring_retry_at = time.monotonic() + RING_RETRY_S
+
+    def close(self) -> None:
+        self.running = False
+        self._find_ring = None
 
     def next(self, deadline: float, timeout_ms: int) -> composite_frame:
-        raw = self._fetch_new_color(deadline, timeout_ms)
+        raw = None
+        if self._ring is None and self._find_ring is not None and time.monotonic() >= self._ring_retry_at:
+            self._ring_retry_at = time.monotonic() + RING_RETRY_S
+            try:
+                ring = self._find_ring()
+            except ServerUnavailable:
+                ring = None
+            if ring is not None:
+                self._use_ring(ring)
+        if self._ring is not None:
+            raw = self._ring_next(deadline, timeout_ms)
+        if raw is None:
+            raw = self._fetch_new_color(deadline, timeout_ms)
         frames = [make_frame(raw, self._color)]
         if self._depth is not None:
             frames.append(make_frame(self._fetch_depth(raw.seq, deadline, timeout_ms), self._depth))
         return composite_frame(frames)
+
+    def _ring_next(self, deadline: float, timeout_ms: int) -> RawFrame | None:
+        """The next new frame of the ring; None when the ring was lost (then HTTP takes over)."""
+        ring = self._ring
+        assert ring is not None
+        while True:
+            self._check_running()
+            ring.beat()
+            now = time.monotonic()
+            if now - self._ring_checked >= RING_CHECK_S:  # still the ring the server names?
+                self._ring_checked = now
+                if ring.replaced():
+                    self._drop_ring("the ring was removed or replaced")
+                    return None
+            if ring.latest() > self._ring_seq:
+                raw = ring.read()
+                if raw is not None and raw.seq > self._ring_seq and raw.wall_time >= self._ring_fresh_after:
+                    self._ring_seq = raw.seq
+                    self._last = raw
+                    self._lags.append(time.time() - raw.wall_time)  # rendering, plus at most one look's delay
+                    return raw
+            if now >= deadline:
+                raise RuntimeError(f"Frame didn't arrive within {timeout_ms}")
+            # asleep until shortly before the next frame is due (the camera's rate, plus what rendering takes),
+            # then looked at often
+            due = 0.0
+            if self._last is not None and self._lags:
+                due = self._last.wall_time + ring.period + min(self._lags) - time.time()
+            time.sleep(max(RING_POLL_S, min(due - RING_EARLY_S, deadline - now, RING_CHECK_S)))
 
     def _fetch_new_color(self, deadline: float, timeout_ms: int) -> RawFrame:
         backoff = _Backoff()
         while True:
             remaining = self._remaining(deadline, timeout_ms)
             probe = self._probe or self._last is None
-            wait = 0.0 if probe else min(remaining, POLL_CHUNK_S)
+            # a probe answers at once; after a "no frame yet" it waits for the first one (a server that subscribes
+            # to a camera on request has none until the next one is rendered)
+            wait = 0.0 if probe and not self._not_ready else min(remaining, POLL_CHUNK_S)
             after = self._last.seq if self._last is not None and not probe else -1
             started = time.monotonic()
             answer = self._fetch("color", after, wait, backoff, deadline)
             if answer is None:
                 continue
             outcome, raw = answer
+            self._not_ready = outcome is Poll.NOT_READY
             if outcome is Poll.FRAME and raw is not None:
                 last = self._last
                 if last is None:
@@ -205,7 +301,8 @@ class _FrameSource:
                 backoff.sleep(deadline)
                 continue
             self._probe = True
-            if outcome is Poll.TIMEOUT and wait > 0 and time.monotonic() - started >= 0.5 * wait:
+            waited = wait > 0 and time.monotonic() - started >= 0.5 * wait
+            if outcome in (Poll.TIMEOUT, Poll.NOT_READY) and waited:
                 continue  # a real long poll that found nothing new: ask again straight away
             backoff.sleep(deadline)  # not ready, unknown camera, or a timeout that came back too soon
 
@@ -271,7 +368,15 @@ class pipeline:  # lower case: pyrealsense2 spelling
         depth = next((s for s in profile.get_streams() if s.stream_type() == stream.depth), None)
         dev = profile.get_device()
         self._client = FrameClient(dev.server, dev.spec.name)  # the server that lists the camera serves its frames
-        self._source = _FrameSource(self._client, color, depth)
+        ring = open_ring(dev.spec.shm)  # on the simulator's host: straight from the camera process
+        find_ring = None
+        if dev.spec.shm is not None:  # a ring lost later (the simulation restarted) is looked for again
+
+            def find_ring(server=dev.server, name=dev.spec.name) -> RingReader | None:
+                spec = next((c for c in server.listing().cameras if c.name == name), None)
+                return open_ring(spec.shm) if spec is not None else None
+
+        self._source = _FrameSource(self._client, color, depth, ring, find_ring)
         self._profile = profile
         return profile
 
@@ -280,7 +385,7 @@ class pipeline:  # lower case: pyrealsense2 spelling
         source, client = self._source, self._client
         if source is None or client is None:
             raise RuntimeError("stop() cannot be called before start()")
-        source.running = False
+        source.close()
         self._source = self._client = None
         self._profile = None
         client.close()

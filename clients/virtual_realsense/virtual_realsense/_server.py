@@ -8,7 +8,11 @@ import json
 import logging
 import os
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._shm import RingInfo
 
 log = logging.getLogger("virtual_realsense")
 
@@ -39,6 +43,7 @@ class CameraSpec:
     height: int
     fps: int
     depth: bool
+    shm: RingInfo | None = field(default=None, compare=False)  # its shared-memory ring, where the server names one
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class SimServer:
             conn.close()
         if response.status != 200:
             raise ServerUnavailable(f"{self.url}/cameras answered HTTP {response.status}")
+        from ._shm import parse_ring
+
         try:
             answer = json.loads(body)
             cameras = tuple(
@@ -130,6 +137,7 @@ class SimServer:
                     height=int(c["height"]),
                     fps=int(c.get("fps", 0)),
                     depth=bool(c.get("depth", False)),
+                    shm=parse_ring(c.get("shm"), answer.get("host")),
                 )
                 for c in answer["cameras"]
             )

@@ -1,0 +1,98 @@
+"""python -m scripted_expert --task ram_insertion [--url http://127.0.0.2:5000/] [--episodes 0] ...
+
+Drives the task's virtual SpaceMouse (POST /spacemouse on the task's servers) from the simulator's ground
+truth, episode after episode, while HIL-SERL's scripts run with FRANKA_SIM_SPACEMOUSE=1 (and, for the keys,
+FRANKA_SIM_KEYS=1). Each episode: wait until the task is not a success (the env's reset has undone the last
+one), drive to success, then optionally keep pressing space (record_success_fail marks those steps as
+successes) and press Esc (FrankaEnv ends the episode). Exit status 0 when every episode succeeded, 1 when
+one did not, 2 when the task has no expert or the expert is blocked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .client import ServerError
+from .experts import EXPERTS, ExpertBlocked
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m scripted_expert", description=__doc__.split("\n\n")[1])
+    parser.add_argument("--task", required=True, choices=sorted(EXPERTS), help="the task (config/tasks/<task>.yaml)")
+    parser.add_argument(
+        "--url",
+        action="append",
+        help="a server of the task's world, once per arm in the experiment's order (object_handover: left, "
+        "right); default: the experiment's SERVER_URLs",
+    )
+    parser.add_argument("--episodes", type=int, default=1, help="episodes to drive; 0: until stopped (default 1)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per episode before giving up")
+    parser.add_argument("--rate", type=float, default=10.0, help="SpaceMouse states posted per second (default 10)")
+    parser.add_argument(
+        "--reopen-robotiq",
+        action="store_true",
+        help="open a Robotiq fully (/move_gripper 0) where the stock env can no longer close it (the original's "
+        "/open_gripper leaves it at 0.31, below the env's 0.85), and let go of a plugged-in USB stick after a "
+        "success so that USBEnv's next reset can take it: the steps no SpaceMouse can take",
+    )
+    parser.add_argument(
+        "--success-key", action="store_true", help="press space every tick while the task is a success (for "
+        "record_success_fail.py)"
+    )  # fmt: skip
+    parser.add_argument("--hold", type=float, default=0.0, help="seconds to stay at a success before the next step")
+    parser.add_argument("--esc", action="store_true", help="press Esc after each episode (FrankaEnv ends it)")
+    parser.add_argument("--quiet", action="store_true", help="print only the outcome of each episode")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    log = (lambda message: None) if args.quiet else (lambda message: print(message, flush=True))
+    try:
+        make = lambda: EXPERTS[args.task](args.url, reopen_robotiq=args.reopen_robotiq, log=log)  # noqa: E731
+        expert = make()
+    except (ExpertBlocked, ValueError) as exc:
+        print(f"scripted_expert: {exc}", file=sys.stderr)
+        return 2
+    failures, episode = 0, 0
+    try:
+        while args.episodes == 0 or episode < args.episodes:
+            episode += 1
+            if expert.truth()["success"]:
+                log(f"[{args.task}] episode {episode}: waiting for the env's reset (the task is a success now)")
+                while expert.truth()["success"]:
+                    time.sleep(0.2)
+            start = time.monotonic()
+            ok = expert.run(timeout=args.timeout, rate=args.rate)
+            print(
+                f"[{args.task}] episode {episode}: {'success' if ok else 'no success'} after "
+                f"{time.monotonic() - start:.1f} s, {expert.ticks} ticks",
+                flush=True,
+            )
+            failures += not ok
+            end = time.monotonic() + args.hold
+            while ok and time.monotonic() < end:  # the cap at rest; space for each step that is a success
+                if args.success_key and expert.truth()["success"]:
+                    expert.arms[0].server.key("space")
+                time.sleep(1.0 / args.rate)
+            if ok:
+                expert.after_success()
+            if args.esc:
+                expert.arms[0].server.key("esc")
+            expert = make()  # a fresh one for the next episode
+    except ExpertBlocked as exc:
+        print(f"scripted_expert: {exc}", file=sys.stderr)
+        return 2
+    except ServerError as exc:
+        print(f"scripted_expert: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        expert.rest()
+        return 130
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

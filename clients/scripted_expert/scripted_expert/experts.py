@@ -1,0 +1,506 @@
+"""One scripted expert per task: from the simulator's ground truth (GET /task: every object's pose in the
+robot's base frame) and the robot's state (POST /getstate), the SpaceMouse input a person would give
+(POST /spacemouse), tick by tick, until the ground truth says success.
+
+Each tick decides afresh from what it sees (the object in the hand or not, above the slot or in it, ...),
+so an expert starts from any reset state and recovers when something slips. It only moves the SpaceMouse:
+what the arm does is HIL-SERL's env's doing (motion.py), inside the experiment's ABS_POSE_LIMIT.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from .client import Server
+from .motion import Pose, axes_for, closest, rotation_error, step_toward
+
+GRIPPER_OPEN_ABOVE = 0.85  # FrankaEnv closes only a gripper that reads above this, opens one below it
+
+
+class ExpertBlocked(RuntimeError):
+    """The expert cannot go on with a SpaceMouse alone; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ArmConfig:
+    """What the expert must know of an experiment's config.py for one arm (facts of HIL-SERL's configs)."""
+
+    url: str
+    action_scale: tuple[float, float]  # ACTION_SCALE[0] (m per unit), ACTION_SCALE[1] (rad per unit)
+    low: tuple[float, float, float]  # ABS_POSE_LIMIT_LOW[:3], base frame
+    high: tuple[float, float, float]  # ABS_POSE_LIMIT_HIGH[:3]
+    gripper: str = "Robotiq"  # Robotiq | Franka | fixed (GripperCloseEnv: the buttons do nothing)
+
+
+@dataclass
+class Arm:
+    """One robot: its server, its state this tick, and the SpaceMouse input last sent for it."""
+
+    config: ArmConfig
+    server: Server = field(init=False)
+    hand: Pose = field(init=False)
+    gripper: float = 0.0
+    sent: tuple = ((0.0,) * 6, (0, 0))
+
+    def __post_init__(self) -> None:
+        self.server = Server(self.config.url)
+
+    def read(self) -> None:
+        state = self.server.state()
+        self.hand, self.gripper = Pose.of(state["pose"]), float(state["gripper_pos"])
+
+    @property
+    def gripper_open(self) -> bool:
+        return self.gripper > GRIPPER_OPEN_ABOVE
+
+    def clamp(self, goal: Pose) -> Pose:
+        """The goal inside the env's position limits (it would clip the command there anyway)."""
+        return Pose(np.clip(goal.pos, self.config.low, self.config.high), goal.rot)
+
+    def command(self, action=None, gripper: str | None = None) -> None:
+        """Deflect the cap for `action` (6, base frame) and press `gripper`: 'close' (left), 'open' (right)."""
+        if self.config.gripper == "fixed":
+            gripper = None
+        axes = axes_for(np.zeros(6) if action is None else action)
+        buttons = (int(gripper == "close"), int(gripper == "open"))
+        self.server.spacemouse(axes, buttons)
+        self.sent = (tuple(axes), buttons)
+
+    def rest(self) -> None:
+        self.command(None, None)
+
+    def open_fully(self) -> None:
+        """`/move_gripper 0`: a Robotiq wide open (not a SpaceMouse action: see Expert.reopen_robotiq)."""
+        self.server.ok("move_gripper", {"gripper_pos": 0})
+
+
+class Expert:
+    """Drives its arms until the ground truth says success. Subclasses implement `tick(truth)`."""
+
+    name = ""
+    arm_configs: tuple[ArmConfig, ...] = ()
+
+    def __init__(self, urls: list[str] | None = None, reopen_robotiq: bool = False, log: Callable = print) -> None:
+        configs = list(self.arm_configs)
+        if urls:
+            if len(urls) != len(configs):
+                raise ValueError(f"{self.name} drives {len(configs)} arm(s); {len(urls)} URL(s) given")
+            configs = [
+                ArmConfig(u, c.action_scale, c.low, c.high, c.gripper) for u, c in zip(urls, configs, strict=True)
+            ]
+        self.arms = [Arm(c) for c in configs]
+        self.reopen_robotiq = reopen_robotiq
+        self.log = log
+        self.phase = ""
+        self.ticks = 0
+        self.stopped = threading.Event()  # set() from another thread ends run()
+
+    # ------------------------------------------------------------------ what subclasses use
+    def set_phase(self, phase: str) -> None:
+        if phase != self.phase:
+            self.log(f"[{self.name}] {phase}")
+            self.phase = phase
+
+    def ensure_open(self, arm: Arm) -> str | None:
+        """What to press so that `arm`'s gripper is open for a grasp (None once it is).
+
+        A Robotiq opened by the original's /open_gripper stands at position 175 and reads 0.31, below the
+        env's 0.85: the env takes it for closed, so it never closes it again, and the right button only sends
+        it back to 175. A person with a SpaceMouse is stuck there; with `reopen_robotiq` the expert opens it
+        fully with /move_gripper 0 (the one step no SpaceMouse can take), else it stops and says so."""
+        if arm.gripper_open:
+            return None
+        if arm.config.gripper == "Robotiq":
+            if not self.reopen_robotiq:
+                raise ExpertBlocked(
+                    f"{arm.config.url}: the Robotiq reads {arm.gripper:.2f} (the original's open position 175 "
+                    f"reads 0.31): HIL-SERL's env closes a gripper only above {GRIPPER_OPEN_ABOVE}, so no "
+                    "SpaceMouse button can grasp with it; run with --reopen-robotiq to open it fully first"
+                )
+            arm.open_fully()
+            self.log(f"[{self.name}] /move_gripper 0 on {arm.config.url} (reads {arm.gripper:.2f})")
+            time.sleep(0.8)
+            return None
+        return "open"
+
+    # ------------------------------------------------------------------ the loop
+    def truth(self) -> dict:
+        return self.arms[0].server.task()
+
+    def tick(self, truth: dict) -> None:
+        raise NotImplementedError
+
+    def finished(self, truth: dict) -> bool:
+        """Whether the episode's work is done: the ground truth's success (some experts go a little deeper)."""
+        return bool(truth["success"])
+
+    def rest(self) -> None:
+        for arm in self.arms:
+            arm.rest()
+
+    def after_success(self) -> None:
+        """Between episodes (the command line's loop): what the next reset of the experiment needs."""
+
+    def run(self, timeout: float = 120.0, rate: float = 10.0, until: Callable[[dict], bool] | None = None) -> bool:
+        """Ticks at `rate` until `finished` (or `until(truth)`); then the cap at rest. False after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        done = until or self.finished
+        try:
+            while time.monotonic() < deadline and not self.stopped.is_set():
+                start = time.monotonic()
+                truth = self.truth()
+                if done(truth):
+                    self.set_phase(f"done: {truth['detail']}")
+                    return True
+                for arm in self.arms:
+                    arm.read()
+                self.tick(truth)
+                self.ticks += 1
+                self.stopped.wait(max(0.0, 1.0 / rate - (time.monotonic() - start)))
+            if not self.stopped.is_set():
+                self.log(f"[{self.name}] no success within {timeout:g} s: {self.truth()['detail']}")
+            return False
+        finally:
+            self.rest()
+
+
+def objects(truth: dict) -> dict[str, Pose]:
+    return {name: Pose.of(p) for name, p in truth["objects_in_base"].items()}
+
+
+# ====================================================================== ram_insertion
+RAM_TARGET = (0.5881241235410154, -0.03578590131997776, 0.27843494179085326)  # config.py TARGET_POSE
+
+
+class RamInsertion(Expert):
+    """The stick is held from the start (GripperCloseEnv: no gripper). Line it up over the DIMM slot, its
+    bottom edge 12 mm above the groove's floor (the slot's walls are 7 mm high), then lower it and press
+    5 mm below seated until it is in; back up and line up again if it lands beside the groove."""
+
+    name = "ram_insertion"
+    arm_configs = (
+        ArmConfig(
+            "http://127.0.0.2:5000/",
+            (0.01, 0.06),
+            tuple(np.subtract(RAM_TARGET, (0.03, 0.02, 0.01))),
+            tuple(np.add(RAM_TARGET, (0.03, 0.02, 0.05))),
+            "fixed",
+        ),
+    )
+    HALF_HEIGHT = 0.03125 / 2  # the stick's centre above its bottom edge (config/tasks/ram_insertion.yaml)
+    ABOVE = 0.012  # [m] the bottom edge this far above the floor while lining up
+    PRESS = 0.005  # [m] aim this far below seated while inserting
+    LINED_UP = 0.0005  # [m] lateral error to start down
+    LINED_UP_ANGLE = 0.01  # [rad]
+    OFF_GROOVE = 0.0013  # [m] lateral error that lands on the wall: back up
+    SETTLED = 0.0015  # [m] done once the stick is this close to seated (success is 2.5 mm)
+
+    def finished(self, truth: dict) -> bool:
+        return bool(truth["success"]) and float(truth["values"].get("error_m", 0.0)) <= self.SETTLED
+
+    def tick(self, truth: dict) -> None:
+        arm = self.arms[0]
+        things = objects(truth)
+        ram, slot = things["ram"], things["dimm_slot"]
+        in_hand = arm.hand.inv() * ram
+        up = slot.rot.apply([0.0, 0.0, 1.0])
+        seated = slot.pos + self.HALF_HEIGHT * up
+        # the stick's orientations that fit the groove: long side along the slot's x, either way round
+        fits = [slot.rot * Rotation.from_euler("x", np.pi), slot.rot * Rotation.from_euler("y", np.pi)]
+        goal_rot = closest(ram.rot, fits + [slot.rot, slot.rot * Rotation.from_euler("z", np.pi)])
+        offset = ram.pos - seated
+        height = float(offset @ up)
+        lateral = float(np.linalg.norm(offset - height * up))
+        angle = float(np.linalg.norm(rotation_error(ram.rot, goal_rot)))
+        if self.phase != "insert":
+            self.set_phase("line up")
+            target = seated + self.ABOVE * up
+            if lateral < self.LINED_UP and angle < self.LINED_UP_ANGLE and abs(height - self.ABOVE) < 0.003:
+                self.set_phase("insert")
+        if self.phase == "insert":
+            target = seated - self.PRESS * up
+            if lateral > self.OFF_GROOVE and height > 0.004:
+                self.set_phase("line up")  # on the wall: up and again
+                target = seated + self.ABOVE * up
+        goal = arm.clamp(Pose(target, goal_rot) * in_hand.inv())
+        fine = lateral < 0.003
+        action = step_toward(arm.hand, goal, arm.config.action_scale, gain=0.5 if fine else 0.7)
+        arm.command(action)
+
+
+# ====================================================================== usb_pickup_insertion
+USB_TARGET = (0.553, 0.1769683108549487, 0.25097833796596336)  # config.py TARGET_POSE (its rpy: pi, 0, -pi/2)
+
+
+class UsbPickupInsertion(Expert):
+    """The stick lies on the platform after USBEnv's reset. Open, come down over it with the hand along
+    the stick (plug ahead), fingertips pressed on the platform, close; then line the plug up 15 mm in
+    front of the port's hole, at the hole's height, and push it in 3 mm past plugged."""
+
+    name = "usb_pickup_insertion"
+    arm_configs = (
+        ArmConfig(
+            "http://127.0.0.2:5000/",
+            (0.015, 0.1),
+            tuple(np.subtract(USB_TARGET, (0.03, 0.01, 0.03))),
+            tuple(np.add(USB_TARGET, (0.03, 0.06, 0.05))),
+            "Robotiq",
+        ),
+    )
+    PLUGGED = (0.0, 0.03, 0.0)  # the stick's frame when plugged in, in the port's frame (usb_pickup_insertion.yaml)
+    PLUGGED_ROT = Rotation.from_euler("xyz", [np.pi, 0.0, -np.pi / 2])  # its plug (x) along -y, into the hole
+    GRASP_HEIGHT = 0.0137  # [m] TCP above the stick's centre when held as at TARGET_POSE
+    PRESS = 0.004  # [m] aim this far below the grasp height (the fingertips press on the platform)
+    ABOVE = 0.04  # [m] come down from this high over the stick
+    IN_FRONT = 0.015  # [m] line up with the plug this far out of the hole
+    PUSH = 0.003  # [m] push this far past plugged
+    SLIDE_PRESS = 0.001  # [m] the hand this much below the grasp height while sliding (the stick on the platform)
+    SETTLED = 0.0025  # [m] done once the stick is this close to plugged in (success is 4 mm)
+
+    def finished(self, truth: dict) -> bool:
+        return bool(truth["success"]) and float(truth["values"].get("error_m", 0.0)) <= self.SETTLED
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.closing = 0  # ticks the left button has been held
+
+    def after_success(self) -> None:
+        """Let go of the plugged-in stick with the gripper wide open (with reopen_robotiq): USBEnv's next
+        reset then grasps it, which it cannot with the Robotiq at the original's open position."""
+        if self.reopen_robotiq:
+            self.arms[0].open_fully()
+
+    def held(self, arm: Arm, usb: Pose) -> bool:
+        """The stick between the closed fingers: near the TCP, and the fingers closer than the 175 position."""
+        grasp_point = arm.hand.pos + arm.hand.rot.apply([0.0, 0.0, self.GRASP_HEIGHT])
+        return np.linalg.norm(usb.pos - grasp_point) < 0.012 and arm.gripper < 0.28
+
+    def tick(self, truth: dict) -> None:
+        arm = self.arms[0]
+        things = objects(truth)
+        usb, port = things["usb"], things["usb_port"]
+        plugged = port * Pose.at(self.PLUGGED, self.PLUGGED_ROT)
+        into = plugged.rot.apply([1.0, 0.0, 0.0])  # the plug's direction into the hole
+        if self.held(arm, usb):
+            # slide it along the platform into the port, the hand level at the height of the grasp, turned
+            # so that the plug points into the hole (the stick pivots a little in the fingers: following its
+            # tilt or height with the hand would pull it out of them)
+            self.closing = 0
+            offset = usb.pos - plugged.pos
+            depth = float(offset @ into)  # how far in past plugged (negative: still out)
+            lateral = float(np.linalg.norm((offset - depth * into)[:2]))
+            along = usb.rot.apply([1.0, 0.0, 0.0])
+            turn = float(np.arctan2(along[0] * into[1] - along[1] * into[0], along[:2] @ into[:2]))  # its yaw error
+            if self.phase != "insert" or lateral > 0.002:
+                self.set_phase("line up with the port")
+                depth_goal = -self.IN_FRONT
+                if lateral < 0.0007 and abs(turn) < 0.02 and abs(depth + self.IN_FRONT) < 0.004:
+                    self.set_phase("insert")
+            if self.phase == "insert":
+                depth_goal = self.PUSH
+            move = (plugged.pos + depth_goal * into - usb.pos)[:2]
+            hand_yaw = arm.hand.rot.as_euler("xyz")[2]
+            goal = Pose(
+                np.array([*(arm.hand.pos[:2] + move), plugged.pos[2] + self.GRASP_HEIGHT - self.SLIDE_PRESS]),
+                Rotation.from_euler("xyz", [np.pi, 0.0, hand_yaw + turn]),
+            )
+            arm.command(step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.5, max_translation=0.6))
+            return
+        # pick it up: the hand along the stick (its x along the stick's plug direction), z down, the
+        # fingertips pressed on the platform (as USBEnv's reset grasps it plugged in)
+        along = usb.rot.apply([1.0, 0.0, 0.0])
+        hand_rot = Rotation.from_euler("xyz", [np.pi, 0.0, np.arctan2(along[1], along[0])])
+        grasp = Pose(usb.pos + [0.0, 0.0, self.GRASP_HEIGHT], hand_rot)
+        lateral = float(np.linalg.norm((arm.hand.pos - grasp.pos)[:2]))
+        turned = float((hand_rot * arm.hand.rot.inv()).magnitude())
+        height = float(arm.hand.pos[2] - grasp.pos[2])
+        button = None
+        if self.closing or (lateral < 0.002 and turned < 0.03 and height < 0.002):
+            self.set_phase("close")
+            self.closing = self.closing + 1 if self.closing < 30 else 0  # no grip after 3 s: come down again
+            goal, button = grasp.moved([0.0, 0.0, -self.PRESS]), "close"
+        elif not arm.gripper_open:  # open it up there, clear of the stick
+            self.set_phase("open the gripper")
+            goal = Pose(np.array([*arm.hand.pos[:2], grasp.pos[2] + self.ABOVE]), hand_rot)
+            if height > self.ABOVE / 2:
+                button = self.ensure_open(arm)
+        elif lateral > 0.003 or turned > 0.05:
+            self.set_phase("over the stick")
+            goal = Pose(np.array([*grasp.pos[:2], max(grasp.pos[2] + self.ABOVE, arm.hand.pos[2])]), hand_rot)
+        else:
+            self.set_phase("down to the stick")
+            goal = grasp.moved([0.0, 0.0, -self.PRESS])
+        arm.command(step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.6), button)
+
+
+# ====================================================================== pick_cube (this project's default task)
+class PickCube(Expert):
+    """Over the cube with the jaws square to it, down, close, lift 10 cm (success: held off the table)."""
+
+    name = "pick_cube"
+    arm_configs = (ArmConfig("http://127.0.0.1:5000/", (0.02, 0.1), (0.35, -0.25, 0.0), (0.75, 0.25, 0.45)),)
+    GRASP_ABOVE_CENTRE = 0.01  # [m] TCP above the cube's centre when closing
+    ABOVE = 0.08
+    LIFT = 0.10
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.closing = 0
+
+    def tick(self, truth: dict) -> None:
+        arm = self.arms[0]
+        cube = objects(truth)["cube"]
+        touching = set(filter(None, truth.get("values", {}).get("touching", "").split(",")))
+        # the jaws square to the cube: the cube's faces every 90 deg, the one nearest the hand's yaw
+        hand_yaw = arm.hand.rot.as_euler("xyz")[2]
+        cube_yaw = cube.rot.as_euler("xyz")[2]
+        yaw = cube_yaw + np.pi / 2 * np.round((hand_yaw - cube_yaw) / (np.pi / 2))
+        hand_rot = Rotation.from_euler("xyz", [np.pi, 0.0, yaw])
+        grasp = Pose(cube.pos + [0.0, 0.0, self.GRASP_ABOVE_CENTRE], hand_rot)
+        if "gripper" in touching and not arm.gripper_open:
+            self.closing = 0
+            self.set_phase("lift")
+            goal = Pose(arm.hand.pos + [0.0, 0.0, grasp.pos[2] + self.LIFT - arm.hand.pos[2]], hand_rot)
+            arm.command(step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.5))
+            return
+        lateral = float(np.linalg.norm((arm.hand.pos - grasp.pos)[:2]))
+        turned = float((hand_rot * arm.hand.rot.inv()).magnitude())
+        height = float(arm.hand.pos[2] - grasp.pos[2])
+        if self.closing or (lateral < 0.003 and turned < 0.05 and abs(height) < 0.004):
+            self.set_phase("close")
+            self.closing = self.closing + 1 if self.closing < 30 else 0
+            arm.command(step_toward(arm.hand, arm.clamp(grasp), arm.config.action_scale, gain=0.5), "close")
+            return
+        button = None
+        if not arm.gripper_open:  # open it up there, clear of the cube
+            self.set_phase("open the gripper")
+            goal = Pose(np.array([*arm.hand.pos[:2], grasp.pos[2] + self.ABOVE]), hand_rot)
+            if height > self.ABOVE / 2:
+                button = self.ensure_open(arm)
+        elif lateral > 0.004 or turned > 0.08:
+            self.set_phase("over the cube")
+            goal = Pose(np.array([*grasp.pos[:2], max(grasp.pos[2] + self.ABOVE, arm.hand.pos[2])]), hand_rot)
+        else:
+            self.set_phase("down to the cube")
+            goal = grasp
+        arm.command(step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.6), button)
+
+
+# ====================================================================== object_handover
+class ObjectHandover(Expert):
+    """Two SpaceMice (DualSpacemouseIntervention: left arm, then right). The left hand takes the bar off its
+    posts by its left half and lifts it; the right hand comes down on its right half and closes; the left
+    hand opens and backs away; success once the right gripper alone holds it."""
+
+    name = "object_handover"
+    arm_configs = (  # examples/experiments/object_handover/config.py: LeftEnvConfig, RightEnvConfig
+        ArmConfig("http://127.0.0.1:5000/", (0.04, 0.2), (0.40, -0.03, 0.30), (0.67, -0.01, 0.42), "Franka"),
+        ArmConfig("http://127.0.0.2:5000/", (0.04, 0.2), (0.32, -0.01, 0.36), (0.67, 0.01, 0.50), "Robotiq"),
+    )
+    LEFT_ROT = Rotation.from_euler("xyz", [np.pi, 0.0, 0.0])  # LeftEnvConfig.RESET_POSE's orientation
+    RIGHT_ROT = Rotation.from_euler("xyz", [np.pi, 0.0, np.pi])  # RightEnvConfig.RESET_POSE's
+    LEFT_GRIP = -0.04  # [m] along the bar (world x) from its centre: the left hand's half
+    RIGHT_GRIP = 0.05  # the right hand's half
+    LIFT_TO = 0.40  # [m] the bar's height (world) for the handover: within both arms' limits
+    ABOVE = 0.06
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.closing = [0, 0]
+        self.bases: list[Pose] = []  # each arm's base in the world (GET /task of its server)
+
+    def approach(self, index: int, arm: Arm, grasp: Pose) -> tuple[np.ndarray, str | None]:
+        """Action and button to come down on `grasp` from above, open, and close there."""
+        lateral = float(np.linalg.norm(arm.hand.pos[:2] - grasp.pos[:2]))
+        height = float(arm.hand.pos[2] - grasp.pos[2])
+        scale = arm.config.action_scale
+        if self.closing[index] or (lateral < 0.004 and abs(height) < 0.005):
+            self.closing[index] = self.closing[index] + 1 if self.closing[index] < 40 else 0  # 4 s: again
+            return step_toward(arm.hand, arm.clamp(grasp), scale, gain=0.5), "close"
+        button = None
+        if not arm.gripper_open:  # opened up there, clear of the bar
+            goal = Pose(np.array([*arm.hand.pos[:2], grasp.pos[2] + self.ABOVE]), grasp.rot)
+            if height > self.ABOVE / 2:
+                button = self.ensure_open(arm)
+        elif lateral > 0.006:
+            goal = Pose(np.array([*grasp.pos[:2], max(grasp.pos[2] + self.ABOVE, arm.hand.pos[2])]), grasp.rot)
+        else:
+            goal = grasp
+        return step_toward(arm.hand, arm.clamp(goal), scale, gain=0.6, max_translation=0.5), button
+
+    def tick(self, truth: dict) -> None:
+        left, right = self.arms
+        touching = set(filter(None, truth.get("values", {}).get("touching", "").split(",")))
+        left_holds, right_holds = "left/gripper" in touching, "right/gripper" in touching
+        bar_world = Pose.of(truth["objects"]["bar"])
+        along = bar_world.rot.apply([1.0, 0.0, 0.0])
+        if not self.bases:
+            self.bases = [Pose.of(truth["base"]), Pose.of(right.server.task()["base"])]
+        lifted = bar_world.pos[2] > self.LIFT_TO - 0.02
+
+        def in_base(i: int, point) -> np.ndarray:
+            return (self.bases[i].inv() * Pose.at(point)).pos
+
+        left_point = bar_world.pos + self.LEFT_GRIP * along
+        right_point = bar_world.pos + self.RIGHT_GRIP * along
+        left_action, left_button = np.zeros(6), None
+        right_action, right_button = np.zeros(6), None
+        if not left_holds and not right_holds:
+            self.set_phase("left hand to the bar")
+            left_action, left_button = self.approach(0, left, Pose(in_base(0, left_point), self.LEFT_ROT))
+            right_action, right_button = self.wait_above(right, in_base(1, right_point))
+        elif left_holds and not right_holds:
+            self.closing[0] = 0
+            lift_goal = Pose(in_base(0, left_point + [0.0, 0.0, self.LIFT_TO - bar_world.pos[2]]), self.LEFT_ROT)
+            left_action = step_toward(left.hand, left.clamp(lift_goal), left.config.action_scale, gain=0.5,
+                                      max_translation=0.4)  # fmt: skip
+            if not lifted:
+                self.set_phase("lift")
+                right_action, right_button = self.wait_above(right, in_base(1, right_point))
+            else:
+                self.set_phase("right hand to the bar")
+                grasp = Pose(in_base(1, right_point), self.RIGHT_ROT)
+                right_action, right_button = self.approach(1, right, grasp)
+        elif right_holds and left_holds:
+            self.closing[1] = 0
+            self.set_phase("left hand lets go")
+            left_button = "open"
+        else:  # the right hand alone: the left backs away (success is checked before the next tick)
+            self.closing = [0, 0]
+            self.set_phase("left hand away")
+            away = Pose(left.hand.pos + [-0.05, 0.0, 0.03], self.LEFT_ROT)
+            left_action = step_toward(left.hand, left.clamp(away), left.config.action_scale, gain=0.5)
+        left.command(left_action, left_button)
+        right.command(right_action, right_button)
+
+    def wait_above(self, arm: Arm, point: np.ndarray) -> tuple[np.ndarray, str | None]:
+        """Hold the right hand at its height, over where it will take the bar, open."""
+        goal = Pose(np.array([*point[:2], arm.hand.pos[2]]), self.RIGHT_ROT)
+        return step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.3, max_translation=0.3), (
+            self.ensure_open(arm) if arm.config.gripper == "Robotiq" and not arm.gripper_open else None
+        )
+
+
+# ====================================================================== egg_flip
+class EggFlip(Expert):
+    """No expert: in this simulation no wrench sequence within the original controller's limits turns the
+    egg over (docs/tasks.md, "Known limit"), so none can be scripted; this says so instead of pretending."""
+
+    name = "egg_flip"
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise ExpertBlocked(
+            "egg_flip has no scripted expert: no wrench sequence within the original egg-flip controller's "
+            "limits flips the egg in this simulation (docs/tasks.md, egg_flip, 'Known limit'); the flip is open"
+        )
+
+
+EXPERTS: dict[str, type[Expert]] = {
+    e.name: e for e in (RamInsertion, UsbPickupInsertion, ObjectHandover, PickCube, EggFlip)
+}

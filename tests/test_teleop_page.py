@@ -106,7 +106,8 @@ def stepping_env(robot):
 
 
 def test_the_page_shows_every_camera_live_and_the_robot_state(page, camera_world):
-    assert wait_until(lambda: set(frames_shown(page)) == {"wrist_1", "wrist_2"}, 15.0), frames_shown(page)
+    shown = lambda: frames_shown(page)  # noqa: E731
+    assert wait_until(lambda: set(shown()) == {"wrist_1", "wrist_2"} and min(shown().values()) > 0, 15.0), shown()
     before = frames_shown(page)
     time.sleep(2.0)
     after = frames_shown(page)

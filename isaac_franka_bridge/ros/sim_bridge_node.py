@@ -12,7 +12,9 @@ from __future__ import annotations
 import faulthandler
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -22,6 +24,7 @@ from rclpy._rclpy_pybind11 import RCLError
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
+from rclpy.signals import SignalHandlerOptions
 from rosgraph_msgs.msg import Clock
 from scipy.spatial.transform import Rotation
 from tf2_msgs.msg import TFMessage
@@ -42,6 +45,7 @@ from .task_publisher import TaskPublisher
 WORLD_FRAME = "world"
 CONTROLLERS = {"impedance": CartesianImpedanceController, "wrench": CartesianWrenchController}
 GIL_SWITCH_INTERVAL = 0.0005  # [s]
+STOP_CHECK_S = 0.1  # [s] longest the main thread waits before it looks whether it was asked to stop
 CLEANUP_REPORT_S = 4.0  # [s] a clean-up still running after this prints every thread's stack (launch escalates at 5 s)
 
 
@@ -271,11 +275,18 @@ def compose() -> SimulationProcess:
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)  # Ctrl-C / SIGTERM shut the context down and end executor.spin()
+    # Ctrl-C / SIGTERM (and the parent-death SIGINT) only ask the main thread to stop; it then stops the
+    # physics before anything of ROS is torn down. (rclpy's own handlers would shut the context down from
+    # their thread while the simulation thread still publishes.)
+    stop = threading.Event()
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     stop_with_parent()  # a launch killed by SIGTERM takes the simulation with it
     # hand the GIL between threads every 0.5 ms, not 5 ms: requests and commands wait on it
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     process = None
+    executor = None
     try:
         try:
             process = compose()
@@ -286,7 +297,8 @@ def main(args: list[str] | None = None) -> None:
         for node in process.nodes:
             executor.add_node(node)
         process.start()
-        executor.spin()
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=STOP_CHECK_S)  # (a Python signal handler runs between these)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -294,7 +306,9 @@ def main(args: list[str] | None = None) -> None:
         # a clean-up that hangs says where, in the launch's log, before the launch escalates
         faulthandler.dump_traceback_later(CLEANUP_REPORT_S)
         if process is not None:
-            process.shutdown()
+            process.shutdown()  # the physics first, then the camera process, then the nodes
+        if executor is not None:
+            executor.shutdown(timeout_sec=1.0)
         rclpy.try_shutdown()
         faulthandler.cancel_dump_traceback_later()
 

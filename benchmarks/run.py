@@ -1,6 +1,7 @@
 """Benchmarks: latency and real-time-factor figures, medians and p99, with the machine noted.
 
-    make bench                      # prints a table and rewrites benchmarks/results.md
+    make bench                      # prints a table and rewrites benchmarks/results.md (its table; the
+                                    # sections after it are kept; a partial run rewrites nothing)
 
 1. physics + controller, in process, as fast as possible: tick time and real-time capacity;
 2. the product as users run it (sim.launch.py: sim bridge + franka_server_ros2, real ROS 2 and HTTP):
@@ -796,10 +797,23 @@ def main() -> int:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = f"# Benchmark results\n\n`make bench`, {stamp}\n\nMachine: {machine()}\n\n{header}\n{table}\n"
     print("\n" + text)
-    if not args.no_write:
-        RESULTS.write_text(text)
-        print(f"written to {RESULTS}")
+    partial = args.observation_only or args.cameras_only or args.no_cameras or set(args.tasks) != set(TASKS)
+    if args.no_write or partial:
+        print(f"({RESULTS.name} not rewritten: {'--no-write' if args.no_write else 'a partial run'})")
+        return 0
+    RESULTS.write_text(text + notes_of(RESULTS))
+    print(f"written to {RESULTS}")
     return 0
+
+
+NOTES = "\n## "  # results.md: what follows the generated table (measurements by hand, before/after) is kept
+
+
+def notes_of(path: Path) -> str:
+    """The sections after the generated table of `path` ('' when none)."""
+    old = path.read_text() if path.exists() else ""
+    at = old.find(NOTES)
+    return "\n" + old[at + 1 :] if at >= 0 else ""
 
 
 if __name__ == "__main__":

@@ -12,13 +12,13 @@ import threading
 
 import rclpy
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.signals import SignalHandlerOptions
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from . import access
 from .app import create_app
-from .process import ignore_stop_signals, stop_with_parent
+from .process import ignore_stop_signals, make_executor, stop_with_parent
 from .robot_client import FrankaRosClient
 
 GIL_SWITCH_INTERVAL = 0.0005  # [s]
@@ -28,18 +28,6 @@ class KeepAliveHandler(WSGIRequestHandler):
     """HTTP/1.1 keep-alive: a client's requests.Session reuses one connection (no handshake per call)."""
 
     protocol_version = "HTTP/1.1"
-
-
-def make_executor():
-    """rclpy's C++ EventsExecutor where this ROS 2 has it (far less CPU per message), else the plain one.
-
-    The node's callbacks never block (Flask threads wait on futures), so one thread is enough.
-    """
-    try:
-        from rclpy.experimental import EventsExecutor
-    except ImportError:
-        return SingleThreadedExecutor()
-    return EventsExecutor()
 
 
 def main(args: list[str] | None = None) -> None:

@@ -360,8 +360,12 @@ class RobotNodes:
         # like the real stack, franka_gripper exists only when a gripper is mounted
         self.gripper_node = FrankaGripper(robot, loop, control) if robot.gripper_type != "None" else None
         self.nodes = [self.control_node, self.state_node, self.controller_node, self.sim_node]
+        # nodes with callbacks that wait for seconds (a joint reset, a gripper's motion); the others' wait
+        # one tick at most
+        self.waiting_nodes = [self.control_node]
         if self.gripper_node is not None:
             self.nodes.append(self.gripper_node)
+            self.waiting_nodes.append(self.gripper_node)
         body, prefix = control.body, robot.prefix
         self.messages = msgs.StateMessages(
             robot.base_frame,

@@ -21,7 +21,7 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy._rclpy_pybind11 import RCLError
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
@@ -29,7 +29,7 @@ from rosgraph_msgs.msg import Clock
 from scipy.spatial.transform import Rotation
 from tf2_msgs.msg import TFMessage
 
-from franka_server_ros2.process import ignore_stop_signals, stop_with_parent
+from franka_server_ros2.process import ignore_stop_signals, make_executor, stop_with_parent
 
 from ..backends import PhysicsWorld, check_backend, create_world
 from ..controller import CartesianImpedanceController, CartesianWrenchController
@@ -89,6 +89,9 @@ class SimulationProcess:
             compliance = nodes.impedance_node.compliance()
             loop.submit(lambda c=nodes.control.controller, v=compliance: c.set_params(v))
         self.nodes: list[Node] = [world_node] + [n for r in self.robots for n in r.nodes]
+        # nodes whose callbacks wait for seconds: a thread pool runs them (the others: one events executor,
+        # whose wake-ups cost no Python wait set, so that a command reaches its controller within a tick)
+        self.waiting_nodes: list[Node] = [n for r in self.robots for n in r.waiting_nodes]
         state_rate = 1.0 / (loop.publish_every * loop.dt)
         self.joints_every = max(1, round(state_rate / world_node.value("joint_states_publish_rate")))
         self._published = 0
@@ -274,6 +277,11 @@ def compose() -> SimulationProcess:
         raise
 
 
+def spin_until(executor: Executor, stop: threading.Event) -> None:
+    while not stop.is_set() and rclpy.ok():
+        executor.spin_once(timeout_sec=STOP_CHECK_S)
+
+
 def main(args: list[str] | None = None) -> None:
     # Ctrl-C / SIGTERM (and the parent-death SIGINT) only ask the main thread to stop; it then stops the
     # physics before anything of ROS is torn down. (rclpy's own handlers would shut the context down from
@@ -285,8 +293,7 @@ def main(args: list[str] | None = None) -> None:
     stop_with_parent()  # a launch killed by SIGTERM takes the simulation with it
     # hand the GIL between threads every 0.5 ms, not 5 ms: requests and commands wait on it
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
-    process = None
-    executor = None
+    process = executor = events = spinner = None
     try:
         try:
             process = compose()
@@ -294,21 +301,27 @@ def main(args: list[str] | None = None) -> None:
             rclpy.logging.get_logger("franka_sim").fatal(f"cannot start: {exc}")
             raise SystemExit(1) from None
         executor = MultiThreadedExecutor(num_threads=4)
+        events = make_executor()
         for node in process.nodes:
-            executor.add_node(node)
+            (executor if node in process.waiting_nodes else events).add_node(node)
         process.start()
-        while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=STOP_CHECK_S)  # (a Python signal handler runs between these)
+        spinner = threading.Thread(target=spin_until, args=(events, stop), name="ros-events", daemon=True)
+        spinner.start()
+        spin_until(executor, stop)  # (a Python signal handler runs between two turns)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         ignore_stop_signals()  # stopping: a second Ctrl-C or SIGTERM must not cut the clean-up short
         # a clean-up that hangs says where, in the launch's log, before the launch escalates
         faulthandler.dump_traceback_later(CLEANUP_REPORT_S)
+        stop.set()
+        if spinner is not None:
+            spinner.join(timeout=1.0)  # (the events executor no longer uses the nodes)
         if process is not None:
             process.shutdown()  # the physics first, then the camera process, then the nodes
-        if executor is not None:
-            executor.shutdown(timeout_sec=1.0)
+        for each in (executor, events):
+            if each is not None:
+                each.shutdown(timeout_sec=1.0)
         rclpy.try_shutdown()
         faulthandler.cancel_dump_traceback_later()
 

@@ -156,7 +156,14 @@ def intervene(mice: SpaceMice, policy: np.ndarray, grippers: bool) -> tuple[np.n
 
 
 def run_episode(
-    name, robots, arms: list[EnvArm], grippers: bool, max_steps: int, reopen: bool = False, cli: bool = False
+    name,
+    robots,
+    arms: list[EnvArm],
+    grippers: bool,
+    max_steps: int,
+    reopen: bool = False,
+    cli: bool = False,
+    options: tuple[str, ...] = (),
 ) -> dict:
     """The expert (a thread of this process, or `python -m scripted_expert` with `cli`) against the emulated
     env stepping at 10 Hz with a zero policy, until the expert is done (it stops once the ground truth says
@@ -167,6 +174,7 @@ def run_episode(
     if cli:
         command = [sys.executable, "-m", "scripted_expert", "--task", name, "--timeout", str(max_steps / HZ + 30)]
         command += [a for url in urls for a in ("--url", url)] + (["--reopen-robotiq"] if reopen else [])
+        command += list(options)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXPERT_DIR), os.environ.get("PYTHONPATH", "")])}
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         running, stop = (lambda: process.poll() is None), process.terminate
@@ -238,17 +246,28 @@ def devices_of(monkeypatch):
 
 def test_ram_insertion_expert_seats_the_stick_from_the_experiments_random_resets(devices_of):
     """Three episodes: RAMEnv.reset (random x, y within 2 cm, yaw within 0.05 rad, pitched 0.05 rad) pulls
-    the stick out of the slot again each time; each is seated within the experiment's MAX_EPISODE_LENGTH."""
+    the stick out of the slot again each time; each is seated within the experiment's MAX_EPISODE_LENGTH.
+    The third by `python -m scripted_expert --patience 1.5`: the (zero) policy acts alone for 1.5 s, then
+    the expert steps in, as a person does in training."""
     with task_world("ram_insertion") as (clients, _):
         robot = clients[""]
         devices_of([robot])
         env = StockEnv(robot, RAM_INSERTION, np.random.default_rng(7))
-        for _ in range(3):
+        for _ in range(2):
             ram_reset(env)
             assert not truth(robot)["success"]
             result = run_episode("ram_insertion", [robot], [EnvArm(env)], grippers=False, max_steps=100)
             assert result["success"] and result["first_success"], result
             assert result["interventions"] >= result["steps"] - 2  # the expert's, from its first input on
+        ram_reset(env)
+        result = run_episode(
+            "ram_insertion", [robot], [EnvArm(env)], False, max_steps=100, cli=True, options=("--patience", "1.5")
+        )
+        assert result["success"] and result["exit"] == 0, result
+        # the policy's steps: the command's start-up and 1.5 s at 10 Hz, then the expert's (some of them, near the
+        # goal, below the env's 0.001 that counts as an intervention)
+        assert result["steps"] - result["interventions"] >= 15 and result["interventions"] >= 5, result
+        assert any("ticks of intervention from 1.5 s on" in line for line in result["phases"]), result["phases"]
 
 
 def test_usb_expert_picks_the_dropped_stick_up_and_plugs_it_in(devices_of):

@@ -3,7 +3,8 @@
 Drives the task's virtual SpaceMouse (POST /spacemouse on the task's servers) from the simulator's ground
 truth, episode after episode, while HIL-SERL's scripts run with FRANKA_SIM_SPACEMOUSE=1 (and, for the keys,
 FRANKA_SIM_KEYS=1). Each episode: wait until the task is not a success (the env's reset has undone the last
-one), drive to success, then optionally keep pressing space (record_success_fail marks those steps as
+one), let the policy act for `--patience` seconds if asked (a person who steps in only when the policy
+does not get there), drive to success, then optionally keep pressing space (record_success_fail marks those steps as
 successes) and press Esc (FrankaEnv ends the episode). Exit status 0 when every episode succeeded, 1 when
 one did not, 2 when the task has no expert or the expert is blocked.
 """
@@ -41,10 +42,25 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--success-key", action="store_true", help="press space every tick while the task is a success (for "
         "record_success_fail.py)"
     )  # fmt: skip
+    parser.add_argument(
+        "--patience", type=float, default=0.0, help="seconds to leave the episode to the policy (cap at rest) "
+        "before intervening, as a person does in training; 0: intervene at once (default)"
+    )  # fmt: skip
     parser.add_argument("--hold", type=float, default=0.0, help="seconds to stay at a success before the next step")
     parser.add_argument("--esc", action="store_true", help="press Esc after each episode (FrankaEnv ends it)")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome of each episode")
     return parser.parse_args(argv)
+
+
+def policy_succeeds(expert, patience: float, rate: float) -> bool:
+    """Leave the arms to the policy (the SpaceMouse at rest) for `patience` s: whether the task succeeded."""
+    expert.rest()
+    end = time.monotonic() + patience
+    while time.monotonic() < end:
+        if expert.truth()["success"]:
+            return True
+        time.sleep(1.0 / rate)
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,10 +81,15 @@ def main(argv: list[str] | None = None) -> int:
                 while expert.truth()["success"]:
                     time.sleep(0.2)
             start = time.monotonic()
-            ok = expert.run(timeout=args.timeout, rate=args.rate)
+            by_policy = args.patience > 0 and policy_succeeds(expert, args.patience, args.rate)
+            intervened = time.monotonic()
+            ok = by_policy or expert.run(timeout=args.timeout, rate=args.rate)
+            how = "by the policy, no intervention" if by_policy else f"{expert.ticks} ticks of intervention"
+            if args.patience > 0 and not by_policy:
+                how += f" from {intervened - start:.1f} s on"
             print(
                 f"[{args.task}] episode {episode}: {'success' if ok else 'no success'} after "
-                f"{time.monotonic() - start:.1f} s, {expert.ticks} ticks",
+                f"{time.monotonic() - start:.1f} s, {how}",
                 flush=True,
             )
             failures += not ok

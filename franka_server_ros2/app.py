@@ -19,7 +19,7 @@ from werkzeug.exceptions import NotFound
 from . import bodies, cameras
 from .bodies import BadRequest
 from .cameras import CameraFeeds
-from .grippers import GripperGoal, GripperModel
+from .grippers import GRIPPERS, GripperGoal, GripperModel
 from .robot import Robot, RobotRefused, RobotUnavailable, ServerSettings, StateSnapshot
 from .teleop import TeleopHub, add_teleop_routes
 
@@ -101,6 +101,7 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
             "state_age_s": age,
             "state_timeout_s": timeout,
             "robot_mode": robot.robot_mode,
+            "gripper_type": next((k for k, v in GRIPPERS.items() if isinstance(robot.gripper, v)), "None"),
         }
         response = jsonify(body)
         response.status_code = 200 if status == "ok" else 503

@@ -178,3 +178,17 @@ def test_the_page_is_served_as_html_and_asks_only_relative_urls(camera_world):
     assert response.status_code == 200 and response.headers["Content-Type"].startswith("text/html")
     for absolute in ('fetch("/', "fetch('/", 'new URL("/'):
         assert absolute not in response.text
+
+
+def test_a_robotiq_left_at_the_originals_open_position_opens_fully_from_the_page(page, camera_world):
+    """The original's /open_gripper leaves a Robotiq at position 175 (reads 0.31), which the stock env never
+    closes again (docs/differences.md); the page's button, shown for a Robotiq only, opens it fully."""
+    state = lambda: camera_world.state()["gripper_pos"]  # noqa: E731
+    camera_world.ok("close_gripper")
+    assert wait_until(lambda: state() < 0.3, 5.0), state()
+    camera_world.ok("open_gripper")
+    assert wait_until(lambda: 0.25 < state() < 0.4, 5.0), state()  # position 175
+    button = page.find_element("id", "reopen-button")
+    assert wait_until(button.is_displayed, 5.0)  # /health says Robotiq
+    button.click()
+    assert wait_until(lambda: state() > 0.95, 5.0), state()

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from .client import Server
+from .client import Server, ServerError
 from .motion import Pose, axes_for, closest, rotation_error, step_toward
 
 GRIPPER_OPEN_ABOVE = 0.85  # FrankaEnv closes only a gripper that reads above this, opens one below it
+SERVER_PATIENCE_S = 5.0  # [s] a server answering errors this long ends the episode (shorter: tried again)
 
 
 class ExpertBlocked(RuntimeError):
@@ -151,16 +152,24 @@ class Expert:
         """Ticks at `rate` until `finished` (or `until(truth)`); then the cap at rest. False after `timeout` s."""
         deadline = time.monotonic() + timeout
         done = until or self.finished
+        failing_since = None  # a server that answers errors (a state gone stale on a loaded machine) for a while
         try:
             while time.monotonic() < deadline and not self.stopped.is_set():
                 start = time.monotonic()
-                truth = self.truth()
-                if done(truth):
-                    self.set_phase(f"done: {truth['detail']}")
-                    return True
-                for arm in self.arms:
-                    arm.read()
-                self.tick(truth)
+                try:
+                    truth = self.truth()
+                    if done(truth):
+                        self.set_phase(f"done: {truth['detail']}")
+                        return True
+                    for arm in self.arms:
+                        arm.read()
+                    self.tick(truth)
+                    failing_since = None
+                except ServerError as exc:
+                    failing_since = failing_since or start
+                    if start - failing_since > SERVER_PATIENCE_S:
+                        raise
+                    self.log(f"[{self.name}] {exc}: trying again")
                 self.ticks += 1
                 self.stopped.wait(max(0.0, 1.0 / rate - (time.monotonic() - start)))
             if not self.stopped.is_set():

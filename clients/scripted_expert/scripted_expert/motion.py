@@ -19,9 +19,19 @@ from scipy.spatial.transform import Rotation
 FULL_SCALE = 350  # counts of the device at full deflection: a value is a multiple of 1/350
 
 
+SMALLEST_DEFLECTION = 1.0 / 350.0  # one count of the SpaceMouse's report (full deflection: 350 counts)
+
+
 def axes_for(action: np.ndarray) -> list[float]:
-    """pyspacemouse's [x, y, z, roll, pitch, yaw] that SpaceMouseExpert turns into `action` (6, base frame)."""
+    """pyspacemouse's [x, y, z, roll, pitch, yaw] that SpaceMouseExpert turns into `action` (6, base frame).
+
+    A motion the device cannot report (every axis below one count) is scaled up to one count: below that it
+    reads as the cap at rest, and SpacemouseIntervention hands the step to the policy, which undoes a fine
+    alignment (seen in a train_rlpd actor run)."""
     a = np.clip(np.asarray(action, dtype=float)[:6], -1.0, 1.0)
+    largest = float(np.max(np.abs(a)))
+    if 0.0 < largest < SMALLEST_DEFLECTION:
+        a = a * (SMALLEST_DEFLECTION / largest)
     return [float(a[1]), float(-a[0]), float(a[2]), float(-a[3]), float(-a[4]), float(-a[5])]
 
 

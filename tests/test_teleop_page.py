@@ -126,7 +126,8 @@ def test_the_page_shows_every_camera_live_and_the_robot_state(page, camera_world
 
 
 def test_a_key_held_on_the_page_moves_the_simulated_arm_through_the_stock_env(page, camera_world):
-    """W is +x of the robot's base (SpaceMouse y = -1), A is +y; released, the arm stops; C closes the gripper."""
+    """W is +x of the robot's base (SpaceMouse y = -1), A is +y; released, the arm stops; the on-screen pad's
+    "down" held with the pointer lowers the hand; C closes the gripper."""
     with stepping_env(camera_world) as arm:
         time.sleep(0.5)
         start = camera_world.pose()
@@ -143,6 +144,14 @@ def test_a_key_held_on_the_page_moves_the_simulated_arm_through_the_stock_env(pa
         hold(page, "a", 1.0)
         time.sleep(0.8)
         assert camera_world.pose()[1] - rest[1] > 0.008
+
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        before = camera_world.pose()
+        down = page.find_element("css selector", "button[data-axis='2'][data-sign='-1']")  # the pad's "down"
+        ActionChains(page).click_and_hold(down).pause(1.0).release().perform()
+        time.sleep(0.8)
+        assert before[2] - camera_world.pose()[2] > 0.008  # held with the pointer: the hand went down
 
         assert camera_world.state()["gripper_pos"] > 0.85  # open, as the Robotiq starts
         hold(page, "c", 0.05)  # a tap: the page holds the button for 0.3 s, so a 10 Hz env sees it

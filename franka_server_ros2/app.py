@@ -242,17 +242,7 @@ def add_wrench_routes(app: Flask, robot: Robot, call: Callable[[str], None]) -> 
 
 
 def _number(name: str, kind: type, default, low, high):
-    """A query argument of `kind` in [low, high]; 400 for text, NaN or out of range (never a silent default)."""
-    text = request.args.get(name)
-    if text is None:
-        return default
-    try:
-        value = kind(text)
-    except ValueError:
-        raise BadRequest(f"{name} must be {'an integer' if kind is int else 'a number'}, got {text!r}") from None
-    if not low <= value <= high:  # NaN fails this too
-        raise BadRequest(f"{name} must be in {low}..{high}, got {text!r}")
-    return value
+    return bodies.query_number(request.args, name, kind, default, low, high)
 
 
 def _quality() -> int:

@@ -13,8 +13,24 @@ class BadRequest(ValueError):
     """The client sent something the robot must not act on; the message says what."""
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """An int or float, not a bool (JSON's true is no number here)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def query_number(args: Mapping[str, str], name: str, kind: type, default, low, high):
+    """Query argument `name` of `args` as `kind` in [low, high] (`default` when absent); BadRequest for text,
+    NaN or out of range (never a silent default)."""
+    text = args.get(name)
+    if text is None:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        raise BadRequest(f"{name} must be {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+    if not low <= value <= high:  # NaN fails this too
+        raise BadRequest(f"{name} must be in {low}..{high}, got {text!r}")
+    return value
 
 
 def finite_vector(body: Mapping[str, Any], key: str, length: int) -> np.ndarray:
@@ -23,7 +39,7 @@ def finite_vector(body: Mapping[str, Any], key: str, length: int) -> np.ndarray:
     value = body[key]
     if not isinstance(value, list) or len(value) != length:
         raise BadRequest(f"'{key}' must be a list of {length} numbers")
-    if not all(_is_number(v) for v in value):
+    if not all(is_number(v) for v in value):
         raise BadRequest(f"'{key}' must contain only numbers")
     array = np.array(value, dtype=float)
     if not np.all(np.isfinite(array)):
@@ -35,7 +51,7 @@ def finite_number(body: Mapping[str, Any], key: str) -> float:
     if key not in body:
         raise BadRequest(f"missing key '{key}'")
     value = body[key]
-    if not _is_number(value) or not math.isfinite(value):
+    if not is_number(value) or not math.isfinite(value):
         raise BadRequest(f"'{key}' must be a finite number")
     return float(value)
 

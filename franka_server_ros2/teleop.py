@@ -25,7 +25,7 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request
 
-from .bodies import BadRequest
+from .bodies import BadRequest, is_number, query_number
 
 AXES = 6  # x, y, z, roll, pitch, yaw
 BUTTONS = 2  # left (HIL-SERL: close the gripper), right (open it)
@@ -49,10 +49,6 @@ KEY_NAMES = frozenset(
 )  # fmt: skip
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def parse_spacemouse(body: Any) -> tuple[tuple[float, ...], tuple[int, ...]]:
     """`{"axes": [6 finite numbers in -1..1], "buttons": [2 values, each 0 or 1]}` -> (axes, buttons)."""
     if not isinstance(body, dict):
@@ -66,11 +62,11 @@ def parse_spacemouse(body: Any) -> tuple[tuple[float, ...], tuple[int, ...]]:
     axes, buttons = body["axes"], body["buttons"]
     if not isinstance(axes, list) or len(axes) != AXES:
         raise BadRequest(f"'axes' must be a list of {AXES} numbers [x, y, z, roll, pitch, yaw]")
-    if not all(_is_number(v) and math.isfinite(v) and -1.0 <= v <= 1.0 for v in axes):
+    if not all(is_number(v) and math.isfinite(v) and -1.0 <= v <= 1.0 for v in axes):
         raise BadRequest(f"'axes' must hold finite numbers in -1..1, got {axes}")
     if not isinstance(buttons, list) or len(buttons) != BUTTONS:
         raise BadRequest(f"'buttons' must be a list of {BUTTONS} values [left, right], each 0 or 1")
-    if not all(_is_number(v) and v in (0, 1) for v in buttons):
+    if not all(is_number(v) and v in (0, 1) for v in buttons):
         raise BadRequest(f"'buttons' must hold 0 (released) or 1 (pressed), got {buttons}")
     return tuple(float(v) for v in axes), tuple(int(v) for v in buttons)
 
@@ -144,17 +140,7 @@ class TeleopHub:
 
 
 def _query_number(name: str, kind: type, default, low, high):
-    """A query argument of `kind` in [low, high]; 400 for text, NaN or out of range."""
-    text = request.args.get(name)
-    if text is None:
-        return default
-    try:
-        value = kind(text)
-    except ValueError:
-        raise BadRequest(f"{name} must be {'an integer' if kind is int else 'a number'}, got {text!r}") from None
-    if not low <= value <= high:  # NaN fails this too
-        raise BadRequest(f"{name} must be in {low}..{high}, got {text!r}")
-    return value
+    return query_number(request.args, name, kind, default, low, high)
 
 
 def _body() -> Any:

@@ -284,8 +284,8 @@ def spin_until(executor: Executor, stop: threading.Event) -> None:
 
 def main(args: list[str] | None = None) -> None:
     # Ctrl-C / SIGTERM (and the parent-death SIGINT) only ask the main thread to stop; it then stops the
-    # physics before anything of ROS is torn down. (rclpy's own handlers would shut the context down from
-    # their thread while the simulation thread still publishes.)
+    # physics before anything of ROS is torn down. (rclpy's own handlers shut the context down from their
+    # thread while the simulation thread may still publish: the suspected cause of a hang seen once.)
     stop = threading.Event()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -26,7 +26,7 @@ class RobotRefused(RuntimeError):
 @dataclass(frozen=True)
 class StateSnapshot:
     stamp: float  # header stamp of the control tick [s]
-    received: float  # time.monotonic() when the snapshot was completed
+    received: float  # [s] wall-clock time (time.time()) its joint_states arrived
     pose: np.ndarray  # (7,) x, y, z, qx, qy, qz, qw
     vel: np.ndarray  # (6,)
     force: np.ndarray  # (3,)

@@ -41,11 +41,44 @@ TOPIC_TYPES = {
 }
 STAMPED_TOPICS = tuple(TOPIC_TYPES)
 RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
+# messages of each state topic kept for a request: the topics of one control tick are matched by stamp, and
+# their publisher may be this many ticks further on one topic than on another when a request takes them
+TAP_DEPTH = 8
 CONTROLLER_NODES = {"impedance": "cartesian_impedance_controller", "wrench": "cartesian_wrench_controller"}
 
 
 def _stamp(msg) -> float:
     return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+class TopicTap:
+    """The newest messages of one topic, serialized, taken from its subscription's history when asked.
+
+    The subscription belongs to a node no executor spins, so nothing runs per message: DDS keeps the
+    last `depth` messages (as a subscriber's queue does) and `poll` takes them, as rclpy's own
+    wait_for_message does. Callers serialize their calls.
+    """
+
+    def __init__(self, node: Node, kind, topic: str, depth: int = TAP_DEPTH) -> None:
+        self._sub = node.create_subscription(kind, topic, _not_spun, QoSProfile(depth=depth), raw=True)
+        self._recent: deque[tuple[float, bytes]] = deque(maxlen=depth)  # (arrival [s, time.time()], message)
+
+    def poll(self) -> deque[tuple[float, bytes]]:
+        """Take what has arrived since the last call; the newest `depth` messages, oldest first."""
+        sub = self._sub
+        while (taken := sub.handle.take_message(sub.msg_type, True)) is not None:
+            data, info = taken
+            arrived = info.get("received_timestamp") or time.time_ns()  # (0 where the middleware has none)
+            self._recent.append((arrived * 1e-9, data))
+        return self._recent
+
+    def newest(self) -> tuple[float, bytes] | None:
+        recent = self.poll()
+        return recent[-1] if recent else None
+
+
+def _not_spun(_: bytes) -> None:  # a TopicTap's subscription is never spun: nothing calls this
+    raise AssertionError("a TopicTap's node must not be spun")
 
 
 class FrankaRosClient(Node):
@@ -127,23 +160,25 @@ class FrankaRosClient(Node):
         cameras_config = self.get_parameter("cameras_config").value
         self.cameras = CameraFeeds(self, load_cameras(cameras_config) if cameras_config else [])
 
-        # State messages arrive at up to 1 kHz but are read at ~10 Hz: keep them serialized (raw) and
-        # deserialize only what a request needs. That keeps this node's CPU use near zero.
-        self._raw: dict[str, deque[tuple[float, bytes]]] = {t: deque(maxlen=16) for t in STAMPED_TOPICS}
-        self._raw_jacobian: bytes | None = None
-        self._raw_gripper: bytes | None = None
+        # State messages arrive at 500 Hz-1 kHz but are read at ~10 Hz: no callback per message. The state
+        # topics' subscriptions live on a hidden node that no executor spins; a request takes what DDS has
+        # kept in their histories (serialized) and deserializes only what it needs.
+        # (A hidden node, "_" first: `ros2 node list` shows only this one. Topic names are resolved here, with
+        # this node's namespace and remappings.)
+        name, namespace = f"_{self.get_name()}_state", self.get_namespace()
+        self._reader = reader = Node(name, namespace=namespace, context=self.context, use_global_arguments=False)
+
+        def tap(kind, name: str) -> TopicTap:
+            return TopicTap(reader, kind, self.resolve_topic_name(name))
+
+        self._taps = {t: tap(TOPIC_TYPES[t], f"franka_state_controller/{t}") for t in STAMPED_TOPICS}
+        self._jacobian = tap(Float64MultiArray, f"{self.controller_node}/franka_jacobian")
+        self._gripper_joints = tap(JointState, "franka_gripper/joint_states")
+        self._state_lock = threading.Lock()
         self._gripper_lock, self._gripper_commands = threading.Lock(), 0
         self._cached: StateSnapshot | None = None
         self._cache_key: bytes | None = None
         qos = QoSProfile(depth=10)
-        for topic in STAMPED_TOPICS:
-            self.create_subscription(
-                TOPIC_TYPES[topic], f"franka_state_controller/{topic}", self._raw_callback(topic), qos, raw=True
-            )
-        self.create_subscription(
-            Float64MultiArray, f"{self.controller_node}/franka_jacobian", self._on_jacobian, qos, raw=True
-        )
-        self.create_subscription(JointState, "franka_gripper/joint_states", self._on_gripper, qos, raw=True)
         self.robot_mode: str | None = None
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.create_subscription(String, "franka_control/robot_mode", self._on_robot_mode, latched)
@@ -190,42 +225,33 @@ class FrankaRosClient(Node):
         self.get_logger().warn(message)
 
     # ------------------------------------------------------------------ state in
-    def _raw_callback(self, topic: str):
-        queue = self._raw[topic]
-
-        def callback(data: bytes) -> None:
-            queue.append((time.monotonic(), data))
-
-        return callback
-
-    def _on_jacobian(self, data: bytes) -> None:
-        self._raw_jacobian = data
-
     def _on_robot_mode(self, msg: String) -> None:
         self.robot_mode = msg.data
 
-    def _on_gripper(self, data: bytes) -> None:
-        self._raw_gripper = data
-
     def _gripper_joint_positions(self) -> np.ndarray | None:
         """The latest franka_gripper/joint_states positions, or None without a gripper or before the first."""
-        if self.gripper is None or self._raw_gripper is None:
+        if self.gripper is None:
             return None
-        return np.array(deserialize_message(self._raw_gripper, JointState).position)
+        with self._state_lock:
+            newest = self._gripper_joints.newest()
+        return None if newest is None else np.array(deserialize_message(newest[1], JointState).position)
 
     @property
     def state_age(self) -> float | None:
-        """Seconds since the last state message arrived (None before the first)."""
-        queue = self._raw["joint_states"]
-        return time.monotonic() - queue[-1][0] if queue else None
+        """Seconds since the newest state message arrived (None before the first)."""
+        with self._state_lock:
+            newest = self._taps["joint_states"].newest()
+        return None if newest is None else max(0.0, time.time() - newest[0])
 
     def state(self) -> StateSnapshot:
         """The newest snapshot whose stamped topics all carry the same control-tick stamp."""
-        if not all(self._raw.values()) or self._raw_jacobian is None:
+        with self._state_lock:  # request threads take from the same histories
+            raw = {t: list(tap.poll()) for t, tap in self._taps.items()}
+            jacobian = self._jacobian.newest()
+        if not all(raw.values()) or jacobian is None:
             raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
-        raw = {t: list(self._raw[t]) for t in STAMPED_TOPICS}  # list() of a deque is atomic under the GIL
         received, newest = raw["joint_states"][-1]
-        age = time.monotonic() - received
+        age = time.time() - received
         if age > self.settings.state_timeout:
             raise RobotUnavailable(
                 f"robot state is stale: the last one arrived {age:.2f} s ago (robot or simulator stopped?)"
@@ -246,7 +272,7 @@ class FrankaRosClient(Node):
                 break
         else:
             raise RobotUnavailable("the robot's state topics carry no common stamp (are they from one robot?)")
-        snapshot = self._assemble(stamp, received, parts)
+        snapshot = self._assemble(stamp, received, parts, jacobian[1])
         self._cached, self._cache_key = snapshot, newest
         return snapshot
 
@@ -261,13 +287,13 @@ class FrankaRosClient(Node):
                 return None
         return None
 
-    def _assemble(self, stamp: float, received: float, parts: dict) -> StateSnapshot:
+    def _assemble(self, stamp: float, received: float, parts: dict, raw_jacobian: bytes) -> StateSnapshot:
         joints: JointState = parts["joint_states"]
         pose: PoseStamped = parts["O_T_EE"]
         twist = parts["O_dP_EE"].twist
         wrench = parts["K_F_ext_hat_K"].wrench
         p, o = pose.pose.position, pose.pose.orientation
-        jacobian = np.array(deserialize_message(self._raw_jacobian, Float64MultiArray).data)
+        jacobian = np.array(deserialize_message(raw_jacobian, Float64MultiArray).data)
         if jacobian.size != 42:
             raise RobotUnavailable(f"franka_jacobian has {jacobian.size} values, expected 42")
         joints_of_gripper = self._gripper_joint_positions()
@@ -416,6 +442,10 @@ class FrankaRosClient(Node):
             goal, self._pending_gripper_goal = self._pending_gripper_goal, None
         if goal is not None:
             self._gripper_action.send_goal_async(goal)
+
+    def destroy_node(self) -> None:
+        self._reader.destroy_node()
+        super().destroy_node()
 
 
 __all__ = ["FrankaRosClient"]

@@ -163,6 +163,21 @@ def test_one_clock_and_one_tf_tree_with_both_robots_under_world(arms, tf):
     assert tf.transforms["cube"][0] == "world"
 
 
+def test_each_server_is_one_node_and_reads_its_state_through_a_hidden_reader(arms):
+    """A server takes its robot's state topics on demand through a hidden node (no callback per message):
+    `ros2 node list` shows one franka_server per namespace, and the state topics of each namespace go to
+    that namespace's reader."""
+    _, node, spec = arms
+    names = node.get_node_names_and_namespaces()
+    for robot in spec.robots:
+        namespace = "/" + robot.namespace
+        assert names.count(("franka_server", namespace)) == 1, names
+        assert ("_franka_server_state", namespace) in names, names  # hidden: `ros2 node list` leaves it out
+        for topic in ("franka_state_controller/joint_states", "franka_state_controller/O_T_EE"):
+            readers = node.get_subscriptions_info_by_topic(f"{namespace}/{topic}")
+            assert {(r.node_name, r.node_namespace) for r in readers} >= {("_franka_server_state", namespace)}
+
+
 def test_two_stock_clients_step_both_arms_at_10_hz_at_once(arms):
     """FrankaEnv's call sequence (reset, then random steps at 10 Hz), one env per server, at once."""
     clients, _, _ = arms

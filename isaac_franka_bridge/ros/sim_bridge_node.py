@@ -121,9 +121,11 @@ class SimulationProcess:
         try:
             for nodes, snap in zip(self.robots, snapshots, strict=True):
                 nodes.publish_arm(snap)
-            self.world_node.clock.publish(self.robots[0].messages.clock_at(sim_time))
             self._published += 1
             if self._published % self.joints_every == 0:
+                # /clock with /tf: every node on simulated time (the servers, RViz, tools) runs a Python
+                # callback per /clock message, so it comes at the TF rate, and now() matches the newest TF
+                self.world_node.clock.publish(self.robots[0].messages.clock_at(sim_time))
                 for nodes, snap in zip(self.robots, snapshots, strict=True):
                     self.world_node.tf.publish(nodes.publish_joints(snap))
                 positions, quats = self.world.frame_poses()

@@ -597,6 +597,10 @@ def observation_rows(obs: dict, f) -> list[tuple[str, str]]:
             f(obs["pose_to_controller_ms"], "ms"),
         ),
         (
+            "stock env: POST /pose until the controller has it p99 / bare Flask p99",
+            f"{obs['pose_to_controller_ms'][1] / floor:.2f}x",
+        ),
+        (
             "stock env: of which POST -> the sim's controller node / node -> controller tick (median / p99)",
             " ; ".join(f(obs[k], "ms") for k in ("pose_to_node_ms", "pose_tick_ms")),
         ),

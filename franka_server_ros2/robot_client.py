@@ -1,7 +1,7 @@
 """The server's rclpy node: one consistent state snapshot in, robot commands out.
 
-It subscribes to the contract's state topics and assembles a snapshot whenever the stamped
-topics of one control tick (same header.stamp) have all arrived. Commands go out as the
+A request takes the contract's state topics as DDS has kept them (no callback per message) and
+assembles the newest snapshot whose stamped topics carry one control tick's header.stamp. Commands go out as the
 contract's topics, services, parameters and the gripper action; nothing here knows whether a
 simulator or the real robot answers.
 """
@@ -41,9 +41,10 @@ TOPIC_TYPES = {
 }
 STAMPED_TOPICS = tuple(TOPIC_TYPES)
 RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
-# messages of each state topic kept for a request: the topics of one control tick are matched by stamp, and
-# their publisher may be this many ticks further on one topic than on another when a request takes them
-TAP_DEPTH = 8
+# A request takes each state topic's newest TAP_DEPTH messages (each take costs a Python call) and keeps
+# TAP_KEEP: the topics of one control tick are matched by stamp, and a publisher that goes on publishing
+# while a request takes its topics one after the other is caught up with by taking again (MATCH_ATTEMPTS).
+TAP_DEPTH, TAP_KEEP, MATCH_ATTEMPTS = 2, 8, 3
 CONTROLLER_NODES = {"impedance": "cartesian_impedance_controller", "wrench": "cartesian_wrench_controller"}
 
 
@@ -56,15 +57,15 @@ class TopicTap:
 
     The subscription belongs to a node no executor spins, so nothing runs per message: DDS keeps the
     last `depth` messages (as a subscriber's queue does) and `poll` takes them, as rclpy's own
-    wait_for_message does. Callers serialize their calls.
+    wait_for_message does; the last `keep` taken are kept. Callers serialize their calls.
     """
 
-    def __init__(self, node: Node, kind, topic: str, depth: int = TAP_DEPTH) -> None:
+    def __init__(self, node: Node, kind, topic: str, depth: int = TAP_DEPTH, keep: int = TAP_KEEP) -> None:
         self._sub = node.create_subscription(kind, topic, _not_spun, QoSProfile(depth=depth), raw=True)
-        self._recent: deque[tuple[float, bytes]] = deque(maxlen=depth)  # (arrival [s, time.time()], message)
+        self._recent: deque[tuple[float, bytes]] = deque(maxlen=keep)  # (arrival [s, time.time()], message)
 
     def poll(self) -> deque[tuple[float, bytes]]:
-        """Take what has arrived since the last call; the newest `depth` messages, oldest first."""
+        """Take what DDS kept since the last call; the newest `keep` messages taken, oldest first."""
         sub = self._sub
         while (taken := sub.handle.take_message(sub.msg_type, True)) is not None:
             data, info = taken
@@ -168,12 +169,12 @@ class FrankaRosClient(Node):
         name, namespace = f"_{self.get_name()}_state", self.get_namespace()
         self._reader = reader = Node(name, namespace=namespace, context=self.context, use_global_arguments=False)
 
-        def tap(kind, name: str) -> TopicTap:
-            return TopicTap(reader, kind, self.resolve_topic_name(name))
+        def tap(kind, name: str, depth: int = TAP_DEPTH) -> TopicTap:
+            return TopicTap(reader, kind, self.resolve_topic_name(name), depth)
 
         self._taps = {t: tap(TOPIC_TYPES[t], f"franka_state_controller/{t}") for t in STAMPED_TOPICS}
-        self._jacobian = tap(Float64MultiArray, f"{self.controller_node}/franka_jacobian")
-        self._gripper_joints = tap(JointState, "franka_gripper/joint_states")
+        self._jacobian = tap(Float64MultiArray, f"{self.controller_node}/franka_jacobian", depth=1)
+        self._gripper_joints = tap(JointState, "franka_gripper/joint_states", depth=1)
         self._state_lock = threading.Lock()
         self._gripper_lock, self._gripper_commands = threading.Lock(), 0
         self._cached: StateSnapshot | None = None
@@ -245,36 +246,42 @@ class FrankaRosClient(Node):
 
     def state(self) -> StateSnapshot:
         """The newest snapshot whose stamped topics all carry the same control-tick stamp."""
-        with self._state_lock:  # request threads take from the same histories
-            raw = {t: list(tap.poll()) for t, tap in self._taps.items()}
-            jacobian = self._jacobian.newest()
-        if not all(raw.values()) or jacobian is None:
-            raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
-        received, newest = raw["joint_states"][-1]
-        age = time.time() - received
-        if age > self.settings.state_timeout:
-            raise RobotUnavailable(
-                f"robot state is stale: the last one arrived {age:.2f} s ago (robot or simulator stopped?)"
-            )
-        if newest is self._cache_key and self._cached is not None:
-            return self._cached
-        # newest tick first; usually every topic's newest message already carries its stamp
+        for _ in range(MATCH_ATTEMPTS):
+            with self._state_lock:  # request threads take from the same histories
+                raw = {t: list(tap.poll()) for t, tap in self._taps.items()}
+                jacobian = self._jacobian.newest()
+            if not all(raw.values()) or jacobian is None:
+                raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
+            received, newest = raw["joint_states"][-1]
+            age = time.time() - received
+            if age > self.settings.state_timeout:
+                raise RobotUnavailable(
+                    f"robot state is stale: the last one arrived {age:.2f} s ago (robot or simulator stopped?)"
+                )
+            if newest is self._cache_key and self._cached is not None:
+                return self._cached
+            match = self._match(raw)
+            if match is not None:
+                stamp, parts = match
+                snapshot = self._assemble(stamp, received, parts, jacobian[1])
+                self._cached, self._cache_key = snapshot, newest
+                return snapshot
+        raise RobotUnavailable("the robot's state topics carry no common stamp (are they from one robot?)")
+
+    def _match(self, raw: dict[str, list[tuple[float, bytes]]]) -> tuple[float, dict] | None:
+        """The newest tick all stamped topics have (usually every topic's newest message): (stamp, messages)."""
         for _, data in reversed(raw["joint_states"]):
             joints = deserialize_message(data, JointState)
             stamp = _stamp(joints)
             parts = {"joint_states": joints}
             for topic in STAMPED_TOPICS[1:]:
-                match = self._find(raw[topic], TOPIC_TYPES[topic], stamp)
-                if match is None:
+                found = self._find(raw[topic], TOPIC_TYPES[topic], stamp)
+                if found is None:
                     break
-                parts[topic] = match
+                parts[topic] = found
             else:
-                break
-        else:
-            raise RobotUnavailable("the robot's state topics carry no common stamp (are they from one robot?)")
-        snapshot = self._assemble(stamp, received, parts, jacobian[1])
-        self._cached, self._cache_key = snapshot, newest
-        return snapshot
+                return stamp, parts
+        return None
 
     @staticmethod
     def _find(queue: list[tuple[float, bytes]], kind, stamp: float):

@@ -83,8 +83,8 @@ def _not_spun(_: bytes) -> None:  # a TopicTap's subscription is never spun: not
 
 
 class FrankaRosClient(Node):
-    def __init__(self) -> None:
-        super().__init__("franka_server")
+    def __init__(self, **node_options) -> None:  # (rclpy Node options: namespace, parameter_overrides, ...)
+        super().__init__("franka_server", **node_options)
         self.declare_parameter(
             "host", "127.0.0.1", ParameterDescriptor(description="address the HTTP server binds", read_only=True)
         )
@@ -178,7 +178,7 @@ class FrankaRosClient(Node):
         self._state_lock = threading.Lock()
         self._gripper_lock, self._gripper_commands = threading.Lock(), 0
         self._cached: StateSnapshot | None = None
-        self._cache_key: bytes | None = None
+        self._cache_key: tuple[bytes, ...] = ()
         qos = QoSProfile(depth=10)
         self.robot_mode: str | None = None
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -252,19 +252,20 @@ class FrankaRosClient(Node):
                 jacobian = self._jacobian.newest()
             if not all(raw.values()) or jacobian is None:
                 raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
-            received, newest = raw["joint_states"][-1]
+            received = raw["joint_states"][-1][0]
             age = time.time() - received
             if age > self.settings.state_timeout:
                 raise RobotUnavailable(
                     f"robot state is stale: the last one arrived {age:.2f} s ago (robot or simulator stopped?)"
                 )
-            if newest is self._cache_key and self._cached is not None:
+            key = (*(raw[t][-1][1] for t in STAMPED_TOPICS), jacobian[1])  # nothing new: the same answer
+            if self._cached is not None and all(a is b for a, b in zip(key, self._cache_key, strict=True)):
                 return self._cached
             match = self._match(raw)
             if match is not None:
                 stamp, parts = match
                 snapshot = self._assemble(stamp, received, parts, jacobian[1])
-                self._cached, self._cache_key = snapshot, newest
+                self._cached, self._cache_key = snapshot, key
                 return snapshot
         raise RobotUnavailable("the robot's state topics carry no common stamp (are they from one robot?)")
 

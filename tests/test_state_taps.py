@@ -1,0 +1,130 @@
+"""The server's state path over real ROS 2: franka_server_ros2's FrankaRosClient takes the contract's state
+topics on demand (no callback per message) and answers the newest tick that every stamped topic has.
+
+A publisher in this test stands in for the robot's state topics so that each tick can be published
+whole or in part (a simulator or franka_ros2 publishes them a few microseconds apart); the full path
+from the simulator is tested by test_robot_behaviour, test_world and the stock-client tests."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from franka_server_ros2.robot import RobotUnavailable
+from franka_server_ros2.robot_client import TAP_KEEP, FrankaRosClient
+
+from conftest import wait_until
+
+NAMESPACE = f"/state_taps_{os.getpid()}"  # apart from any simulation of the session's domain
+KINDS = {
+    "joint_states": JointState,
+    "O_T_EE": PoseStamped,
+    "O_dP_EE": TwistStamped,
+    "K_F_ext_hat_K": WrenchStamped,
+}
+
+
+class StatePublisher:
+    """The robot's state topics; tick n carries stamp n and puts n in its pose's x."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.publishers = {
+            t: node.create_publisher(k, f"{NAMESPACE}/franka_state_controller/{t}", 10) for t, k in KINDS.items()
+        }
+        self.jacobian = node.create_publisher(
+            Float64MultiArray, f"{NAMESPACE}/cartesian_impedance_controller/franka_jacobian", 10
+        )
+
+    def tick(self, n: int, topics=tuple(KINDS)) -> None:
+        for topic in topics:
+            msg = KINDS[topic]()
+            msg.header.stamp.sec = n
+            if topic == "joint_states":
+                msg.position, msg.velocity = [0.0] * 7, [0.0] * 7
+            if topic == "O_T_EE":
+                msg.pose.position.x, msg.pose.orientation.w = float(n), 1.0
+            self.publishers[topic].publish(msg)
+        self.jacobian.publish(Float64MultiArray(data=[float(n)] * 42))
+
+    def destroy(self) -> None:
+        for publisher in (*self.publishers.values(), self.jacobian):
+            self.node.destroy_publisher(publisher)
+
+
+@pytest.fixture()
+def server(probe):
+    client = FrankaRosClient(namespace=NAMESPACE, parameter_overrides=[Parameter("gripper_type", value="None")])
+    publisher = StatePublisher(probe)
+    assert wait_until(lambda: all(p.get_subscription_count() > 0 for p in publisher.publishers.values()), 10.0)
+    yield client, publisher
+    publisher.destroy()
+    client.destroy_node()
+
+
+def newest_stamp(client) -> float | None:
+    try:
+        return client.state().stamp
+    except RobotUnavailable:
+        return None
+
+
+def test_before_any_state_the_server_says_there_is_none(server):
+    client, _ = server
+    with pytest.raises(RobotUnavailable, match="no robot state received yet"):
+        client.state()
+    assert client.state_age is None
+
+
+def test_the_newest_tick_every_topic_has_and_not_one_half_published(server):
+    client, publisher = server
+    for n in (1, 2, 3):
+        publisher.tick(n)
+    assert wait_until(lambda: newest_stamp(client) == 3.0, 5.0)
+    np.testing.assert_allclose(client.state().pose, [3.0, 0, 0, 0, 0, 0, 1])
+    publisher.tick(4, topics=("joint_states", "O_T_EE"))  # tick 4 half published
+    time.sleep(0.3)  # (delivered on loopback within milliseconds)
+    assert client.state().stamp == 3.0, "a half-published tick mixed into the state"
+    publisher.tick(4, topics=("O_dP_EE", "K_F_ext_hat_K"))  # now whole
+    assert wait_until(lambda: newest_stamp(client) == 4.0, 5.0)
+    np.testing.assert_allclose(client.state().pose[0], 4.0)
+    assert 0.0 <= client.state_age < 1.0
+
+
+def test_many_ticks_between_requests_answer_the_newest(server):
+    """A request takes only the newest messages DDS kept; hundreds of ticks since the last one are no work."""
+    client, publisher = server
+    publisher.tick(1)
+    assert wait_until(lambda: newest_stamp(client) == 1.0, 5.0)
+    for n in range(2, 300):
+        publisher.tick(n)
+    assert wait_until(lambda: newest_stamp(client) == 299.0, 5.0)
+
+
+def test_topics_without_a_common_stamp_are_unavailable_not_mixed(server):
+    client, publisher = server
+    for n in range(1, TAP_KEEP + 3):  # joint_states from one clock, the rest from another
+        publisher.tick(n, topics=("joint_states",))
+        publisher.tick(1000 + n, topics=("O_T_EE", "O_dP_EE", "K_F_ext_hat_K"))
+    time.sleep(0.3)
+    with pytest.raises(RobotUnavailable, match="no common stamp"):
+        client.state()
+
+
+def test_state_older_than_the_timeout_is_stale(server):
+    client, publisher = server
+    Node.set_parameters(client, [Parameter("state_timeout", value=0.3)])  # (its own set_parameters is a client's)
+    publisher.tick(7)
+    assert wait_until(lambda: newest_stamp(client) == 7.0, 5.0)
+    time.sleep(0.5)
+    with pytest.raises(RobotUnavailable, match="stale"):
+        client.state()
+    assert client.state_age >= 0.5

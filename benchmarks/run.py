@@ -418,6 +418,18 @@ def bare_flask(port: int) -> None:
     make_server("127.0.0.1", port, app, threaded=True, request_handler=KeepAliveHandler).serve_forever()
 
 
+def floor_alone(url: str, n: int = 150) -> tuple[float, float]:
+    """The bare Flask route asked as the stock env asks (requests.post, a new connection, 10 Hz) before the
+    product starts, with nothing else running: this machine's floor for one HTTP request (p50, p99 [ms])."""
+    times = []
+    for _ in range(n):
+        time.sleep(0.1)
+        t0 = time.perf_counter()
+        requests.post(url, timeout=5).json()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return stats(times)
+
+
 def stock_client(url: str, bare_url: str, steps: int) -> dict:
     """HIL-SERL's FrankaEnv as it observes, in a process of its own: a VideoCapture thread per camera (RSCapture
     over the pyrealsense2 stand-in: wait_for_frames, keep only the newest frame in a queue), then `steps` steps
@@ -525,17 +537,17 @@ def product_observation(steps: int, launch_args: tuple[str, ...] = ()) -> dict:
     another, the simulated controller tracing when it takes each pose: all figures from one run."""
     trace = os.path.join(tempfile.mkdtemp(prefix="bench-pose-"), "taken.txt")
     os.environ[POSE_TRACE_ENV] = trace  # launch_sim passes the environment on to the simulation
+    port = free_port()
+    floor = subprocess.Popen([sys.executable, __file__, "--bare-flask", str(port)])
+    bare_url = f"http://127.0.0.1:{port}/"
     try:
+        if not wait_until(lambda: answering(bare_url), 30.0, 0.1):
+            raise RuntimeError("the bare Flask server did not start")
+        idle_floor = floor_alone(bare_url + "getstate")
         context = running_product(("cameras_config:=", *launch_args), states=False)
         with context as (proc, url, _, probe):
             time.sleep(6.0)  # the camera process renders, the physics has caught up with its start
             processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"}
-            port = free_port()
-            floor = subprocess.Popen([sys.executable, __file__, "--bare-flask", str(port)])
-            bare_url = f"http://127.0.0.1:{port}/"
-            if not wait_until(lambda: answering(bare_url), 30.0, 0.1):
-                floor.kill()
-                raise RuntimeError("the bare Flask server did not start")
             processes["bare_flask"] = psutil.Process(floor.pid)
             client = subprocess.Popen(
                 [sys.executable, __file__, "--stock-client", url, bare_url, str(steps)],
@@ -552,13 +564,14 @@ def product_observation(steps: int, launch_args: tuple[str, ...] = ()) -> dict:
             (wall0, sim0), (wall1, sim1) = probe.sim_times[0], probe.sim_times[-1]
             rtf_diagnostics = (float(np.mean(probe.diagnostic_rtf)), float(np.min(probe.diagnostic_rtf)))
             output, _ = client.communicate(timeout=steps / 10.0 + 120)
-            floor.kill()
-            floor.wait()
             run = json.loads(output.strip().splitlines()[-1])
             delays = controller_delays([tuple(s) for s in run.pop("sent")], read_pose_trace(trace))
     finally:
         del os.environ[POSE_TRACE_ENV]
+        floor.kill()
+        floor.wait()
     figures = {k: stats(v) for k, v in run.items() if k.endswith("_ms")}
+    figures["idle_floor_ms"] = idle_floor
     figures["period_mean_ms"] = float(np.mean(run["period_ms"]))
     parts = np.array(delays).reshape(-1, 3) * 1e3
     for i, key in enumerate(("pose_to_controller_ms", "pose_to_node_ms", "pose_tick_ms")):
@@ -588,6 +601,10 @@ def observation_rows(obs: dict, f) -> list[tuple[str, str]]:
         (
             "stock env: step period for 100 ms (mean / median / p99)",
             f"{obs['period_mean_ms']:.2f} ms / " + f(obs["period_ms"], "ms"),
+        ),
+        (
+            "bare Flask route at 10 Hz before the product starts, nothing else running (median / p99)",
+            f(obs["idle_floor_ms"], "ms"),
         ),
         ("stock env: bare Flask route, same load, the floor (median / p99)", f(obs["bare_ms"], "ms")),
         ("stock env: getstate p99 / bare Flask p99", f"{obs['getstate_ms'][1] / floor:.2f}x"),

@@ -8,6 +8,7 @@ simulator or the real robot answers.
 
 from __future__ import annotations
 
+import struct
 import threading
 import time
 from collections import deque
@@ -48,8 +49,11 @@ TAP_DEPTH, TAP_KEEP, MATCH_ATTEMPTS = 2, 8, 3
 CONTROLLER_NODES = {"impedance": "cartesian_impedance_controller", "wrench": "cartesian_wrench_controller"}
 
 
-def _stamp(msg) -> float:
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+def header_stamp(data: bytes) -> tuple[int, int]:
+    """(sec, nanosec) of a serialized message whose first field is a std_msgs/Header, read without
+    deserializing it: after CDR's 4-byte encapsulation header (byte 1 odd: little endian) come the stamp's
+    int32 sec and uint32 nanosec."""
+    return struct.unpack_from("<iI" if data[1] & 1 else ">iI", data, 4)
 
 
 class TopicTap:
@@ -270,29 +274,14 @@ class FrankaRosClient(Node):
         raise RobotUnavailable("the robot's state topics carry no common stamp (are they from one robot?)")
 
     def _match(self, raw: dict[str, list[tuple[float, bytes]]]) -> tuple[float, dict] | None:
-        """The newest tick all stamped topics have (usually every topic's newest message): (stamp, messages)."""
-        for _, data in reversed(raw["joint_states"]):
-            joints = deserialize_message(data, JointState)
-            stamp = _stamp(joints)
-            parts = {"joint_states": joints}
-            for topic in STAMPED_TOPICS[1:]:
-                found = self._find(raw[topic], TOPIC_TYPES[topic], stamp)
-                if found is None:
-                    break
-                parts[topic] = found
-            else:
-                return stamp, parts
-        return None
-
-    @staticmethod
-    def _find(queue: list[tuple[float, bytes]], kind, stamp: float):
-        for _, data in reversed(queue):
-            msg = deserialize_message(data, kind)
-            found = _stamp(msg)
-            if found == stamp:
-                return msg
-            if found < stamp:
-                return None
+        """The newest tick all stamped topics have (usually every topic's newest message): (stamp, messages).
+        Stamps are read from the serialized messages; only the four of the tick found are deserialized."""
+        stamped = {t: [(header_stamp(data), data) for _, data in reversed(raw[t])] for t in STAMPED_TOPICS}
+        for stamp, data in stamped["joint_states"]:
+            found = {t: next((d for s, d in stamped[t] if s == stamp), None) for t in STAMPED_TOPICS[1:]}
+            if all(d is not None for d in found.values()):
+                parts = {t: deserialize_message(d, TOPIC_TYPES[t]) for t, d in {"joint_states": data, **found}.items()}
+                return stamp[0] + stamp[1] * 1e-9, parts
         return None
 
     def _assemble(self, stamp: float, received: float, parts: dict, raw_jacobian: bytes) -> StateSnapshot:

@@ -15,11 +15,12 @@ import pytest
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from franka_server_ros2.robot import RobotUnavailable
-from franka_server_ros2.robot_client import TAP_KEEP, FrankaRosClient
+from franka_server_ros2.robot_client import TAP_KEEP, FrankaRosClient, header_stamp
 
 from conftest import wait_until
 
@@ -128,3 +129,12 @@ def test_state_older_than_the_timeout_is_stale(server):
     with pytest.raises(RobotUnavailable, match="stale"):
         client.state()
     assert client.state_age >= 0.5
+
+
+def test_the_stamp_is_read_from_the_serialized_message_as_deserializing_reads_it():
+    for kind in KINDS.values():
+        msg = kind()
+        msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id = 1795477329, 999999999, "panda_link0"
+        data = serialize_message(msg)
+        back = deserialize_message(data, kind).header.stamp
+        assert header_stamp(data) == (back.sec, back.nanosec) == (1795477329, 999999999)

@@ -45,7 +45,9 @@ RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
 # A request takes each state topic's newest TAP_DEPTH messages (each take costs a Python call) and keeps
 # TAP_KEEP: the topics of one control tick are matched by stamp, and a publisher that goes on publishing
 # while a request takes its topics one after the other is caught up with by taking again (MATCH_ATTEMPTS).
-TAP_DEPTH, TAP_KEEP, MATCH_ATTEMPTS = 2, 8, 3
+# Only ticks within MATCH_WINDOW of the newest joint_states count: what was kept from an earlier request
+# must never answer this one (a stale state with a fresh age).
+TAP_DEPTH, TAP_KEEP, MATCH_ATTEMPTS, MATCH_WINDOW = 4, 8, 5, 0.01  # [s] of the robot's clock
 CONTROLLER_NODES = {"impedance": "cartesian_impedance_controller", "wrench": "cartesian_wrench_controller"}
 
 
@@ -277,11 +279,15 @@ class FrankaRosClient(Node):
         """The newest tick all stamped topics have (usually every topic's newest message): (stamp, messages).
         Stamps are read from the serialized messages; only the four of the tick found are deserialized."""
         stamped = {t: [(header_stamp(data), data) for _, data in reversed(raw[t])] for t in STAMPED_TOPICS}
+        seconds = lambda stamp: stamp[0] + stamp[1] * 1e-9  # noqa: E731
+        newest = seconds(stamped["joint_states"][0][0])
         for stamp, data in stamped["joint_states"]:
+            if seconds(stamp) < newest - MATCH_WINDOW:
+                return None
             found = {t: next((d for s, d in stamped[t] if s == stamp), None) for t in STAMPED_TOPICS[1:]}
             if all(d is not None for d in found.values()):
                 parts = {t: deserialize_message(d, TOPIC_TYPES[t]) for t, d in {"joint_states": data, **found}.items()}
-                return stamp[0] + stamp[1] * 1e-9, parts
+                return seconds(stamp), parts
         return None
 
     def _assemble(self, stamp: float, received: float, parts: dict, raw_jacobian: bytes) -> StateSnapshot:

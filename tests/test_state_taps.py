@@ -34,7 +34,7 @@ KINDS = {
 
 
 class StatePublisher:
-    """The robot's state topics; tick n carries stamp n and puts n in its pose's x."""
+    """The robot's state topics; tick n carries stamp n ms (a 1 kHz robot's) and puts n in its pose's x."""
 
     def __init__(self, node) -> None:
         self.node = node
@@ -48,7 +48,7 @@ class StatePublisher:
     def tick(self, n: int, topics=tuple(KINDS)) -> None:
         for topic in topics:
             msg = KINDS[topic]()
-            msg.header.stamp.sec = n
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(n * 1_000_000, 1_000_000_000)
             if topic == "joint_states":
                 msg.position, msg.velocity = [0.0] * 7, [0.0] * 7
             if topic == "O_T_EE":
@@ -71,9 +71,9 @@ def server(probe):
     client.destroy_node()
 
 
-def newest_stamp(client) -> float | None:
+def newest_tick(client) -> int | None:
     try:
-        return client.state().stamp
+        return round(client.state().stamp * 1e3)
     except RobotUnavailable:
         return None
 
@@ -89,13 +89,13 @@ def test_the_newest_tick_every_topic_has_and_not_one_half_published(server):
     client, publisher = server
     for n in (1, 2, 3):
         publisher.tick(n)
-    assert wait_until(lambda: newest_stamp(client) == 3.0, 5.0)
+    assert wait_until(lambda: newest_tick(client) == 3, 5.0)
     np.testing.assert_allclose(client.state().pose, [3.0, 0, 0, 0, 0, 0, 1])
     publisher.tick(4, topics=("joint_states", "O_T_EE"))  # tick 4 half published
     time.sleep(0.3)  # (delivered on loopback within milliseconds)
-    assert client.state().stamp == 3.0, "a half-published tick mixed into the state"
+    assert newest_tick(client) == 3, "a half-published tick mixed into the state"
     publisher.tick(4, topics=("O_dP_EE", "K_F_ext_hat_K"))  # now whole
-    assert wait_until(lambda: newest_stamp(client) == 4.0, 5.0)
+    assert wait_until(lambda: newest_tick(client) == 4, 5.0)
     np.testing.assert_allclose(client.state().pose[0], 4.0)
     assert 0.0 <= client.state_age < 1.0
 
@@ -104,10 +104,25 @@ def test_many_ticks_between_requests_answer_the_newest(server):
     """A request takes only the newest messages DDS kept; hundreds of ticks since the last one are no work."""
     client, publisher = server
     publisher.tick(1)
-    assert wait_until(lambda: newest_stamp(client) == 1.0, 5.0)
+    assert wait_until(lambda: newest_tick(client) == 1, 5.0)
     for n in range(2, 300):
         publisher.tick(n)
-    assert wait_until(lambda: newest_stamp(client) == 299.0, 5.0)
+    assert wait_until(lambda: newest_tick(client) == 299, 5.0)
+
+
+def test_a_tick_kept_from_an_earlier_request_never_answers_a_later_one(server):
+    """Between two requests the topics go on without a common tick (one topic runs ahead): the second request
+    must not fall back on the tick the first one took, which would be an old state with a fresh age."""
+    client, publisher = server
+    publisher.tick(3)
+    assert wait_until(lambda: newest_tick(client) == 3, 5.0)
+    publisher.tick(100, topics=("joint_states",))
+    publisher.tick(101, topics=("O_T_EE", "O_dP_EE", "K_F_ext_hat_K"))
+    time.sleep(0.3)
+    with pytest.raises(RobotUnavailable, match="no common stamp"):
+        client.state()
+    publisher.tick(101, topics=("joint_states",))
+    assert wait_until(lambda: newest_tick(client) == 101, 5.0)
 
 
 def test_topics_without_a_common_stamp_are_unavailable_not_mixed(server):
@@ -124,7 +139,7 @@ def test_state_older_than_the_timeout_is_stale(server):
     client, publisher = server
     Node.set_parameters(client, [Parameter("state_timeout", value=0.3)])  # (its own set_parameters is a client's)
     publisher.tick(7)
-    assert wait_until(lambda: newest_stamp(client) == 7.0, 5.0)
+    assert wait_until(lambda: newest_tick(client) == 7, 5.0)
     time.sleep(0.5)
     with pytest.raises(RobotUnavailable, match="stale"):
         client.state()

@@ -8,7 +8,6 @@ simulator or the real robot answers.
 
 from __future__ import annotations
 
-import struct
 import threading
 import time
 from collections import deque
@@ -32,6 +31,7 @@ from .camera_specs import load_cameras
 from .cameras import CameraFeeds
 from .grippers import GRIPPERS, GripperGoal, GripperModel
 from .ground_truth import GroundTruth
+from .image_cdr import header_stamp
 from .robot import RobotUnavailable, ServerSettings, StateSnapshot, TriggerResult
 
 TOPIC_TYPES = {
@@ -49,13 +49,6 @@ RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
 # must never answer this one (a stale state with a fresh age).
 TAP_DEPTH, TAP_KEEP, MATCH_ATTEMPTS, MATCH_WINDOW = 4, 8, 5, 0.01  # [s] of the robot's clock
 CONTROLLER_NODES = {"impedance": "cartesian_impedance_controller", "wrench": "cartesian_wrench_controller"}
-
-
-def header_stamp(data: bytes) -> tuple[int, int]:
-    """(sec, nanosec) of a serialized message whose first field is a std_msgs/Header, read without
-    deserializing it: after CDR's 4-byte encapsulation header (byte 1 odd: little endian) come the stamp's
-    int32 sec and uint32 nanosec."""
-    return struct.unpack_from("<iI" if data[1] & 1 else ">iI", data, 4)
 
 
 class TopicTap:

@@ -19,8 +19,9 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from franka_server_ros2.image_cdr import header_stamp
 from franka_server_ros2.robot import RobotUnavailable
-from franka_server_ros2.robot_client import TAP_KEEP, FrankaRosClient, header_stamp
+from franka_server_ros2.robot_client import TAP_KEEP, FrankaRosClient
 
 from conftest import wait_until
 

@@ -122,6 +122,19 @@ def test_compound_ellipsoid_and_mesh_objects_come_to_rest_as_their_solids_say(tm
     assert heights["tee"] == pytest.approx(0.09, abs=0.003)  # standing on its stem, the bar 9 cm up
 
 
+def test_a_light_object_pressed_onto_a_fixed_one_does_not_sink_into_it():
+    """Objects are as hard as the grippers' pads: a 20 g chip pushed down at 10 N onto a fixed block stays
+    on its top: 0.5 mm in (MuJoCo's default contact let it sink 19 mm, and a RAM stick slide through a slot's wall)."""
+    anvil = ObjectSpec("anvil", "box", (0.1, 0.1, 0.1), (0.4, 0.4, 0.05))  # fixed, its top 10 cm up
+    chip = ObjectSpec("chip", "box", (0.03, 0.03, 0.003), (0.4, 0.4, 0.1015), mass=0.02)
+    world = create_world("mujoco", check_world([RobotSpec()], (anvil, chip)))
+    world.data.xfrc_applied[world.model.body("chip").id, 2] = -10.0
+    mujoco.mj_step(world.model, world.data, 1000)
+    positions, _ = world.frame_poses()
+    sunk = 0.1015 - positions[list(world.frame_names).index("chip"), 2]
+    assert sunk < 0.001, f"sank {1e3 * sunk:.2f} mm"
+
+
 def test_the_isaac_backend_takes_any_objects_and_refuses_what_it_cannot_simulate():
     """It builds every object kind (tests/test_isaac_backend.py checks the translation); a Robotiq, a
     camera or a second robot stop the launch before Isaac Sim boots."""

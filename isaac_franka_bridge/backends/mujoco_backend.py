@@ -28,7 +28,7 @@ from ..world import DEFAULT_CUBE, ObjectSpec, PartSpec, RobotSpec, WorldSpec, on
 from . import CAPABILITIES
 from .base import PhysicsRobot, PhysicsWorld
 from .mujoco_assets import panda_xml
-from .mujoco_grippers import GRIPPERS, MujocoGripper
+from .mujoco_grippers import GRIPPERS, PAD_SOLIMP, PAD_SOLREF, MujocoGripper
 from .mujoco_urdf import urdf_from_model
 
 ARM_JOINTS = tuple(f"joint{i}" for i in range(1, 8))  # names in the MJCF
@@ -110,6 +110,10 @@ def add_object(parent, obj: ObjectSpec, spec: mujoco.MjSpec, pose=None) -> None:
             quat=_wxyz(part.rpy),
             rgba=list(part.rgba),
             friction=[obj.friction, 0.005, 0.0001],
+            # as hard as the grippers' pads: MuJoCo's default contact is soft for a light object (a
+            # 20 g RAM stick pressed at 4 N sank 4 mm into a slot's wall and slid through it)
+            solref=PAD_SOLREF,
+            solimp=PAD_SOLIMP,
         )
         if part.shape == "mesh":
             mesh = spec.add_mesh(name=f"{obj.name}_mesh_{i}", file=part.mesh, scale=list(part.size))

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "clients" / "virtua
 from virtual_realsense._server import ServerUnavailable, SimServer  # noqa: E402
 
 TOKEN = secrets.token_urlsafe(24)
+WRONG_TOKEN = TOKEN[:-1] + ("y" if TOKEN.endswith("x") else "x")  # differs in its last character only
 GUARDED_HOST = "127.0.0.2"
 
 
@@ -141,7 +142,7 @@ def test_without_the_token_nothing_is_served_and_nothing_moves(guarded, sim, com
         ("POST", "close_gripper", None, {}),
         ("GET", "health", None, {}),
         ("GET", "cameras", None, {}),
-        ("POST", f"{TOKEN[:-1]}x/pose", {"arr": target}, {}),  # a wrong token
+        ("POST", f"{WRONG_TOKEN}/pose", {"arr": target}, {}),
         ("POST", f"pose/{TOKEN}", {"arr": target}, {}),  # not the first path segment
         ("POST", "pose", {"arr": target}, {"Authorization": f"Bearer {TOKEN[:-1]}"}),
         ("POST", "pose", {"arr": target}, {"Authorization": TOKEN}),  # not a Bearer credential

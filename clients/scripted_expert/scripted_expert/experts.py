@@ -39,6 +39,21 @@ class ArmConfig:
     gripper: str = "Robotiq"  # Robotiq | Franka | fixed (GripperCloseEnv: the buttons do nothing)
 
 
+@dataclass(frozen=True)
+class Grasp:
+    """How an expert takes an object from above (`Expert.take`): its thresholds, tuned per object."""
+
+    above: float  # [m] come down from this high over the grasp
+    lateral: float  # [m] close once this near the grasp sideways,
+    height: tuple[float, float]  # [m] the hand this far above it (low, high),
+    turned: float = np.inf  # [rad] and turned this little
+    over_lateral: float = 0.0  # [m] further sideways than this (or over_turned): back over the grasp first
+    over_turned: float = np.inf  # [rad]
+    press: float = 0.0  # [m] aim this far below the grasp coming down and closing
+    close_ticks: int = 30  # closing this many ticks without a grip: come down again
+    max_translation: float = 1.0  # of an action's range (see motion.step_toward)
+
+
 @dataclass
 class Arm:
     """One robot: its server, its state this tick, and the SpaceMouse input last sent for it."""
@@ -129,6 +144,40 @@ class Expert:
             time.sleep(0.8)
             return None
         return "open"
+
+    def take(
+        self, arm: Arm, grasp: Pose, how: Grasp, closing: int, what: str = ""
+    ) -> tuple[np.ndarray, str | None, int]:
+        """One tick of taking an object from above: over it, the gripper opened up there, down, close.
+        `closing`: the ticks spent closing so far. Returns the action, the button and the new count (0 when
+        not closing, or when it gave up after `how.close_ticks` and comes down again). With `what` ("the
+        cube") it names its phases."""
+        lateral = float(np.linalg.norm((arm.hand.pos - grasp.pos)[:2]))
+        turned = float((grasp.rot * arm.hand.rot.inv()).magnitude())
+        height = float(arm.hand.pos[2] - grasp.pos[2])
+        low = grasp.moved([0.0, 0.0, -how.press])
+        scale = arm.config.action_scale
+        phase = self.set_phase if what else (lambda _: None)
+        if closing or (lateral < how.lateral and turned < how.turned and how.height[0] < height < how.height[1]):
+            phase("close")
+            return (
+                step_toward(arm.hand, arm.clamp(low), scale, gain=0.5),
+                "close",
+                (closing + 1 if closing < how.close_ticks else 0),
+            )
+        button = None
+        if not arm.gripper_open:  # open it up there, clear of the object
+            phase("open the gripper")
+            goal = Pose(np.array([*arm.hand.pos[:2], grasp.pos[2] + how.above]), grasp.rot)
+            if height > how.above / 2:
+                button = self.ensure_open(arm)
+        elif lateral > how.over_lateral or turned > how.over_turned:
+            phase(f"over {what}")
+            goal = Pose(np.array([*grasp.pos[:2], max(grasp.pos[2] + how.above, arm.hand.pos[2])]), grasp.rot)
+        else:
+            phase(f"down to {what}")
+            goal = low
+        return step_toward(arm.hand, arm.clamp(goal), scale, gain=0.6, max_translation=how.max_translation), button, 0
 
     # ------------------------------------------------------------------ the loop
     def truth(self) -> dict:
@@ -265,8 +314,8 @@ class UsbPickupInsertion(Expert):
     PLUGGED = (0.0, 0.03, 0.0)  # the stick's frame when plugged in, in the port's frame (usb_pickup_insertion.yaml)
     PLUGGED_ROT = Rotation.from_euler("xyz", [np.pi, 0.0, -np.pi / 2])  # its plug (x) along -y, into the hole
     GRASP_HEIGHT = 0.0137  # [m] TCP above the stick's centre when held as at TARGET_POSE
-    PRESS = 0.004  # [m] aim this far below the grasp height (the fingertips press on the platform)
-    ABOVE = 0.04  # [m] come down from this high over the stick
+    # down from 4 cm over it, the fingertips pressed on the platform (aiming 4 mm below the grasp height)
+    PICK = Grasp(0.04, 0.002, (-np.inf, 0.002), turned=0.03, over_lateral=0.003, over_turned=0.05, press=0.004)
     IN_FRONT = 0.015  # [m] line up with the plug this far out of the hole
     PUSH = 0.003  # [m] push this far past plugged
     SLIDE_PRESS = 0.001  # [m] the hand this much below the grasp height while sliding (the stick on the platform)
@@ -326,26 +375,8 @@ class UsbPickupInsertion(Expert):
         along = usb.rot.apply([1.0, 0.0, 0.0])
         hand_rot = Rotation.from_euler("xyz", [np.pi, 0.0, np.arctan2(along[1], along[0])])
         grasp = Pose(usb.pos + [0.0, 0.0, self.GRASP_HEIGHT], hand_rot)
-        lateral = float(np.linalg.norm((arm.hand.pos - grasp.pos)[:2]))
-        turned = float((hand_rot * arm.hand.rot.inv()).magnitude())
-        height = float(arm.hand.pos[2] - grasp.pos[2])
-        button = None
-        if self.closing or (lateral < 0.002 and turned < 0.03 and height < 0.002):
-            self.set_phase("close")
-            self.closing = self.closing + 1 if self.closing < 30 else 0  # no grip after 3 s: come down again
-            goal, button = grasp.moved([0.0, 0.0, -self.PRESS]), "close"
-        elif not arm.gripper_open:  # open it up there, clear of the stick
-            self.set_phase("open the gripper")
-            goal = Pose(np.array([*arm.hand.pos[:2], grasp.pos[2] + self.ABOVE]), hand_rot)
-            if height > self.ABOVE / 2:
-                button = self.ensure_open(arm)
-        elif lateral > 0.003 or turned > 0.05:
-            self.set_phase("over the stick")
-            goal = Pose(np.array([*grasp.pos[:2], max(grasp.pos[2] + self.ABOVE, arm.hand.pos[2])]), hand_rot)
-        else:
-            self.set_phase("down to the stick")
-            goal = grasp.moved([0.0, 0.0, -self.PRESS])
-        arm.command(step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.6), button)
+        action, button, self.closing = self.take(arm, grasp, self.PICK, self.closing, "the stick")
+        arm.command(action, button)
 
 
 # ====================================================================== pick_cube (this project's default task)
@@ -355,7 +386,7 @@ class PickCube(Expert):
     name = "pick_cube"
     arm_configs = (ArmConfig("http://127.0.0.1:5000/", (0.02, 0.1), (0.35, -0.25, 0.0), (0.75, 0.25, 0.45)),)
     GRASP_ABOVE_CENTRE = 0.01  # [m] TCP above the cube's centre when closing
-    ABOVE = 0.08
+    PICK = Grasp(0.08, 0.003, (-0.004, 0.004), turned=0.05, over_lateral=0.004, over_turned=0.08)
     LIFT = 0.10
 
     def __init__(self, *args, **kwargs) -> None:
@@ -378,27 +409,8 @@ class PickCube(Expert):
             goal = Pose(arm.hand.pos + [0.0, 0.0, grasp.pos[2] + self.LIFT - arm.hand.pos[2]], hand_rot)
             arm.command(step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.5))
             return
-        lateral = float(np.linalg.norm((arm.hand.pos - grasp.pos)[:2]))
-        turned = float((hand_rot * arm.hand.rot.inv()).magnitude())
-        height = float(arm.hand.pos[2] - grasp.pos[2])
-        if self.closing or (lateral < 0.003 and turned < 0.05 and abs(height) < 0.004):
-            self.set_phase("close")
-            self.closing = self.closing + 1 if self.closing < 30 else 0
-            arm.command(step_toward(arm.hand, arm.clamp(grasp), arm.config.action_scale, gain=0.5), "close")
-            return
-        button = None
-        if not arm.gripper_open:  # open it up there, clear of the cube
-            self.set_phase("open the gripper")
-            goal = Pose(np.array([*arm.hand.pos[:2], grasp.pos[2] + self.ABOVE]), hand_rot)
-            if height > self.ABOVE / 2:
-                button = self.ensure_open(arm)
-        elif lateral > 0.004 or turned > 0.08:
-            self.set_phase("over the cube")
-            goal = Pose(np.array([*grasp.pos[:2], max(grasp.pos[2] + self.ABOVE, arm.hand.pos[2])]), hand_rot)
-        else:
-            self.set_phase("down to the cube")
-            goal = grasp
-        arm.command(step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.6), button)
+        action, button, self.closing = self.take(arm, grasp, self.PICK, self.closing, "the cube")
+        arm.command(action, button)
 
 
 # ====================================================================== object_handover
@@ -417,7 +429,7 @@ class ObjectHandover(Expert):
     LEFT_GRIP = -0.04  # [m] along the bar (world x) from its centre: the left hand's half
     RIGHT_GRIP = 0.05  # the right hand's half
     LIFT_TO = 0.40  # [m] the bar's height (world) for the handover: within both arms' limits
-    ABOVE = 0.06
+    PICK = Grasp(0.06, 0.004, (-0.005, 0.005), over_lateral=0.006, close_ticks=40, max_translation=0.5)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -426,22 +438,8 @@ class ObjectHandover(Expert):
 
     def approach(self, index: int, arm: Arm, grasp: Pose) -> tuple[np.ndarray, str | None]:
         """Action and button to come down on `grasp` from above, open, and close there."""
-        lateral = float(np.linalg.norm(arm.hand.pos[:2] - grasp.pos[:2]))
-        height = float(arm.hand.pos[2] - grasp.pos[2])
-        scale = arm.config.action_scale
-        if self.closing[index] or (lateral < 0.004 and abs(height) < 0.005):
-            self.closing[index] = self.closing[index] + 1 if self.closing[index] < 40 else 0  # 4 s: again
-            return step_toward(arm.hand, arm.clamp(grasp), scale, gain=0.5), "close"
-        button = None
-        if not arm.gripper_open:  # opened up there, clear of the bar
-            goal = Pose(np.array([*arm.hand.pos[:2], grasp.pos[2] + self.ABOVE]), grasp.rot)
-            if height > self.ABOVE / 2:
-                button = self.ensure_open(arm)
-        elif lateral > 0.006:
-            goal = Pose(np.array([*grasp.pos[:2], max(grasp.pos[2] + self.ABOVE, arm.hand.pos[2])]), grasp.rot)
-        else:
-            goal = grasp
-        return step_toward(arm.hand, arm.clamp(goal), scale, gain=0.6, max_translation=0.5), button
+        action, button, self.closing[index] = self.take(arm, grasp, self.PICK, self.closing[index])
+        return action, button
 
     def tick(self, truth: dict) -> None:
         left, right = self.arms

@@ -22,6 +22,12 @@ class ImageView:
     data: memoryview  # the pixel bytes, no copy
 
 
+def stamp_seconds(sec: int, nanosec: int) -> float:
+    """A stamp in seconds, as this package turns (sec, nanosec) into a float: a frame's capture stamp is the
+    same number whichever way it travels (HTTP or a shared-memory ring)."""
+    return sec + nanosec * 1e-9
+
+
 def header_stamp(data: bytes | memoryview) -> tuple[int, int]:
     """(sec, nanosec) of a serialized message whose first field is a std_msgs/Header: after CDR's 4-byte
     encapsulation header (byte 1 odd: little endian) come the stamp's int32 sec and uint32 nanosec."""
@@ -54,4 +60,4 @@ def parse_image(serialized: bytes) -> ImageView:
     data = raw[offset + 8 : offset + 8 + size]
     if len(data) != size or size != step * height:
         raise ValueError(f"malformed Image: {size} data bytes for {height} rows of {step}")
-    return ImageView(sec + nanosec * 1e-9, height, width, encoding, step, data)
+    return ImageView(stamp_seconds(sec, nanosec), height, width, encoding, step, data)

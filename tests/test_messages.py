@@ -15,7 +15,7 @@ from tf2_msgs.msg import TFMessage
 from isaac_franka_bridge.backends.mujoco_backend import MujocoWorld
 from isaac_franka_bridge.controller import CartesianImpedanceController
 from isaac_franka_bridge.ros.cdr import SerializedTemplate
-from isaac_franka_bridge.ros.messages import StateMessages
+from isaac_franka_bridge.ros.messages import StateMessages, split_stamp
 from isaac_franka_bridge.sim.loop import SimulationLoop
 from isaac_franka_bridge.world import one_robot_world
 
@@ -40,6 +40,15 @@ def snapshots():
 
 def stamp(msg) -> float:
     return msg.sec + msg.nanosec * 1e-9
+
+
+@pytest.mark.parametrize(
+    "seconds, expected",
+    [(0.0, (0, 0)), (7.1000000000000005, (7, 100_000_000)), (7.9999999999, (8, 0)), (12.0000000004, (12, 0))],
+)
+def test_a_time_splits_into_a_stamp_rounded_to_the_nanosecond(seconds, expected):
+    """A fraction that rounds up to a whole second carries into sec (it gave 7.0 s for 7.9999999999 s)."""
+    assert split_stamp(seconds) == expected
 
 
 def test_arm_topics_decode_to_the_snapshot(snapshots):

@@ -32,6 +32,7 @@ from sensor_msgs.msg import CameraInfo, Image
 
 from franka_server_ros2.camera_specs import CameraSpec
 from franka_server_ros2.cameras import RING_PREFIX, ring_name
+from franka_server_ros2.image_cdr import stamp_seconds
 
 from ..sim.cameras import Frame, FrameRing, SharedState, remove_stale_rings, render_loop
 from . import messages as msgs
@@ -110,7 +111,7 @@ class CameraPublisher:
             ring = self.rings[name]
             pixels = ring.begin()
             cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR, dst=pixels)
-            ring.commit(frame.stamp, frame.wall_time)
+            ring.commit(stamp_seconds(sec, nanosec), frame.wall_time)  # the image message's stamp, to the bit
             if to_ros:
                 np.copyto(image.pixels, pixels)
         else:  # (rendered for ROS; also when its subscriber left since: the frame goes out all the same)

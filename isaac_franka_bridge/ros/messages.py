@@ -6,7 +6,6 @@ The state topics go out at hundreds of Hz from Python, so they are serialized fr
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -22,8 +21,9 @@ from .cdr import SerializedTemplate
 
 
 def split_stamp(seconds: float) -> tuple[int, int]:
-    sec = math.floor(seconds)
-    return int(sec), int(round((seconds - sec) * 1e9)) % 1_000_000_000
+    """(sec, nanosec) of a time in seconds, rounded to the nanosecond (7.9999999999 is 8 s, not 7)."""
+    sec, nanosec = divmod(round(seconds * 1e9), 1_000_000_000)
+    return int(sec), int(nanosec)
 
 
 def stamp_of(seconds: float) -> Time:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import deque
@@ -162,6 +163,14 @@ class _Backoff:
         self.delay = min(2 * self.delay, BACKOFF_MAX_S)
 
 
+def _same_capture(a: RawFrame, b: RawFrame) -> bool:
+    """Whether two frames are one capture. A ring and a server (or a restarted server) number frames apart, so
+    the capture stamp (simulated clock, the same number over both paths) tells; without stamps, seq and time."""
+    if math.isnan(a.stamp) or math.isnan(b.stamp):
+        return (a.seq, a.wall_time) == (b.seq, b.wall_time)
+    return a.stamp == b.stamp
+
+
 class _FrameSource:
     """Delivers each new frame of one camera exactly once, across long polls, timeouts and server restarts.
 
@@ -169,9 +178,10 @@ class _FrameSource:
     than the last one delivered, looked at around the time the next one is due. A ring that is gone or replaced
     (the simulation restarted) hands over to HTTP, and the server is asked for the new ring now and then.
 
-    Over HTTP, normally one long poll ``after=<last seq>`` per frame. After a dropped connection or an empty long
-    poll it first asks for the newest frame (``after=-1``): a restarted server counts its seqs from the start again,
-    so a frame whose (seq, capture time) differs from the last one delivered is new even when its seq is lower.
+    Over HTTP, normally one long poll ``after=<last seq>`` per frame. After a dropped connection, an empty long
+    poll or a lost ring it first asks for the newest frame (``after=-1``): a restarted server counts its seqs from
+    the start again, so a frame of another capture than the last one delivered is new even when its seq is lower.
+    Across a hand-over (ring to HTTP, HTTP to ring) the capture last delivered is not delivered again.
     """
 
     def __init__(
@@ -256,6 +266,8 @@ class _FrameSource:
                 raw = ring.read()
                 if raw is not None and raw.seq > self._ring_seq and raw.wall_time >= self._ring_fresh_after:
                     self._ring_seq = raw.seq
+                    if self._last is not None and _same_capture(raw, self._last):
+                        continue  # delivered over HTTP just before the ring was taken up
                     self._last = raw
                     self._lags.append(time.time() - raw.wall_time)  # rendering, plus at most one look's delay
                     return raw
@@ -287,16 +299,17 @@ class _FrameSource:
                 last = self._last
                 if last is None:
                     is_new = True
-                elif probe:  # after a restart the seq may be lower: any other frame than the last one is new
-                    is_new = (raw.seq, raw.wall_time) != (last.seq, last.wall_time)
+                elif probe:  # after a restart the seq may be lower: any other capture than the last one is new
+                    is_new = not _same_capture(raw, last)
                 else:
                     is_new = raw.seq > last.seq
                 self._probe = False
                 if is_new:
                     self._last = raw
                     return raw
-                if probe:
-                    continue  # the newest frame is the one already delivered: long-poll for the next one
+                if probe:  # the newest frame is the one already delivered: long-poll after it, as this server
+                    self._last = raw  # numbers it (not as the ring or a server before a restart did)
+                    continue
                 self._probe = True  # a long poll answered with an old frame (a server ignoring after=)
                 backoff.sleep(deadline)
                 continue

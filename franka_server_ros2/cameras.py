@@ -48,7 +48,8 @@ IDLE_UNSUBSCRIBE_S = 5.0  # [s] without a request for a camera's frames: its sub
 #     128 f64 reader heartbeat (any reader; its own cache line)
 #     heartbeats are CLOCK_MONOTONIC seconds (time.monotonic(), one clock for every process of a host)
 #   slot i (at offset of slot 0 + i * stride), frame `seq` lives in slot (seq - 1) % slots
-#     0  u64 seq (0 while being written)  8 f64 capture time, simulated clock [s]
+#     0  u64 seq (0 while being written)  8 f64 capture time, simulated clock [s] (the image message's stamp
+#       as image_cdr.stamp_seconds turns it into seconds: the same number /frame's X-Frame-Stamp gives)
 #     16 f64 capture time, Unix time [s]  RING_SLOT_HEADER: height x width x 3 pixels
 # A reader takes `latest`, checks the slot's seq, copies stamp, time and pixels, and checks the seq again:
 # unchanged, the copy is whole (the writer zeroes a slot's seq before it writes into it).

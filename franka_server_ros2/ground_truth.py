@@ -20,6 +20,7 @@ from scipy.spatial.transform import Rotation
 from std_msgs.msg import Bool
 from tf2_msgs.msg import TFMessage
 
+from .image_cdr import stamp_seconds
 from .robot import RobotUnavailable
 
 WORLD = "world"
@@ -81,7 +82,7 @@ class GroundTruth:
             "success": success,
             "detail": status.message,
             "values": {kv.key: kv.value for kv in status.values},
-            "stamp": stamp.sec + stamp.nanosec * 1e-9 if stamp is not None else None,
+            "stamp": stamp_seconds(stamp.sec, stamp.nanosec) if stamp is not None else None,
             "age_s": time.monotonic() - self._received,
             "frame": WORLD,
             "objects": {name: [*p.tolist(), *q.tolist()] for name, (p, q) in poses.items()},

@@ -31,7 +31,7 @@ from .camera_specs import load_cameras
 from .cameras import CameraFeeds
 from .grippers import GRIPPERS, GripperGoal, GripperModel
 from .ground_truth import GroundTruth
-from .image_cdr import header_stamp
+from .image_cdr import header_stamp, stamp_seconds
 from .robot import RobotUnavailable, ServerSettings, StateSnapshot, TriggerResult
 
 TOPIC_TYPES = {
@@ -272,15 +272,14 @@ class FrankaRosClient(Node):
         """The newest tick all stamped topics have (usually every topic's newest message): (stamp, messages).
         Stamps are read from the serialized messages; only the four of the tick found are deserialized."""
         stamped = {t: [(header_stamp(data), data) for _, data in reversed(raw[t])] for t in STAMPED_TOPICS}
-        seconds = lambda stamp: stamp[0] + stamp[1] * 1e-9  # noqa: E731
-        newest = seconds(stamped["joint_states"][0][0])
+        newest = stamp_seconds(*stamped["joint_states"][0][0])
         for stamp, data in stamped["joint_states"]:
-            if seconds(stamp) < newest - MATCH_WINDOW:
+            if stamp_seconds(*stamp) < newest - MATCH_WINDOW:
                 return None
             found = {t: next((d for s, d in stamped[t] if s == stamp), None) for t in STAMPED_TOPICS[1:]}
             if all(d is not None for d in found.values()):
                 parts = {t: deserialize_message(d, TOPIC_TYPES[t]) for t, d in {"joint_states": data, **found}.items()}
-                return seconds(stamp), parts
+                return stamp_seconds(*stamp), parts
         return None
 
     def _assemble(self, stamp: float, received: float, parts: dict, raw_jacobian: bytes) -> StateSnapshot:

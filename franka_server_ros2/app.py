@@ -19,7 +19,7 @@ from werkzeug.exceptions import NotFound
 from . import bodies, cameras
 from .bodies import BadRequest
 from .cameras import CameraFeeds
-from .grippers import GRIPPERS, GripperGoal, GripperModel
+from .grippers import GripperGoal, GripperModel
 from .robot import Robot, RobotRefused, RobotUnavailable, ServerSettings, StateSnapshot
 from .teleop import TeleopHub, add_teleop_routes
 
@@ -101,7 +101,9 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
             "state_age_s": age,
             "state_timeout_s": timeout,
             "robot_mode": robot.robot_mode,
-            "gripper_type": next((k for k, v in GRIPPERS.items() if isinstance(robot.gripper, v)), "None"),
+            "gripper_type": robot.gripper.name if robot.gripper is not None else "None",
+            # where /open_gripper leaves a Robotiq (0 fully open; the published server's 175), else null
+            "robotiq_open_position": getattr(robot.gripper, "open_byte", None),
         }
         response = jsonify(body)
         response.status_code = 200 if status == "ok" else 503

@@ -3,9 +3,11 @@
 Each route of the original (activate, reset, open, close, close_slow, move) becomes a `GripperGoal`
 in the units of the driver's control_msgs/GripperCommand action and franka_gripper/joint_states,
 or None where the original sends nothing. What the originals do is kept, odd parts included
-(docs/differences.md lists them): a Robotiq "open" goes to position 175 of 255, a Robotiq move keeps
-the speed of the previous command, and the Franka hand remembers a binary open/closed state and
-sends no open (close) while it believes it is open (closed).
+(docs/differences.md lists them): a Robotiq move keeps the speed of the previous command, and the
+Franka hand remembers a binary open/closed state and sends no open (close) while it believes it is
+open (closed). One deliberate exception: a Robotiq "open" goes to position 0 (fully open) by default,
+as on the set-up behind HIL-SERL's results, not to the published server's 175 (`robotiq_open_position`
+reproduces that: docs/differences.md gives the evidence).
 
 GripperCommand carries no speed: `GripperGoal.stroke_s` (the time a full stroke takes at the
 original's speed) is what the server's ramp of goals turns into motion at that speed.
@@ -66,6 +68,12 @@ ROBOTIQ_STROKE = 0.085  # [m]
 ROBOTIQ_SPEED = (0.020, 0.150)  # [m/s] at rSP 0 and 255
 ROBOTIQ_FORCE = (20.0, 235.0)  # [N] at rFR 0 and 255
 ROBOTIQ_KNUCKLE_CLOSED = 0.8  # [rad] GripperCommand position (left knuckle joint) at rPR 255
+# rPR of /open_gripper. The published robotiq_gripper_server.py sends 175 (the gripper then reads 0.31);
+# HIL-SERL's own env code shows that an opened Robotiq read above 0.85 on the set-up behind its results
+# (FrankaEnv closes only above 0.85, GripperPenaltyWrapper uses 0.9, usb_pickup_insertion's reward wants
+# > 0.4 after release), so a full open is the default and 175 the parameter's value for the published one
+ROBOTIQ_OPEN_POSITION = 0
+ROBOTIQ_PUBLISHED_OPEN_POSITION = 175
 
 
 def _byte_scale(byte: int, low_high: tuple[float, float]) -> float:
@@ -75,14 +83,18 @@ def _byte_scale(byte: int, low_high: tuple[float, float]) -> float:
 
 class RobotiqGripper(GripperModel):
     """gripper_pos = 1 - gPO/255. Activation: rACT 1, rGTO 1, rSP 255, rFR 30 and rPR 0 (open);
-    open = rPR 175, close = 255, both at rSP 255; close_slow = 255 at rSP 50; move = rPR at the last rSP."""
+    open = rPR `open_byte` (0 by default, the published server's 175 if asked), close = 255, both at rSP 255;
+    close_slow = 255 at rSP 50; move = rPR at the last rSP."""
 
     name = "Robotiq"
     open_position = 0.0
     closed_position = ROBOTIQ_KNUCKLE_CLOSED
-    OPEN_BYTE, SPEED, SLOW_SPEED, FORCE = 175, 255, 50, 30
+    SPEED, SLOW_SPEED, FORCE = 255, 50, 30
 
-    def __init__(self) -> None:
+    def __init__(self, open_byte: int = ROBOTIQ_OPEN_POSITION) -> None:
+        if not 0 <= int(open_byte) <= 255:
+            raise ValueError(f"robotiq_open_position {open_byte} must be 0..255")
+        self.open_byte = int(open_byte)
         self.speed = self.SPEED  # the register keeps the last speed: a move goes at it
         self.force = self.FORCE
 
@@ -110,7 +122,7 @@ class RobotiqGripper(GripperModel):
         return self.activate()  # deactivate (rACT 0), then activate
 
     def open(self) -> GripperGoal:
-        return self._goal(self.OPEN_BYTE, self.SPEED)
+        return self._goal(self.open_byte, self.SPEED)
 
     def close(self) -> GripperGoal:
         return self._goal(255, self.SPEED)
@@ -170,3 +182,14 @@ class FrankaHand(GripperModel):
 
 
 GRIPPERS: dict[str, type[GripperModel]] = {"Robotiq": RobotiqGripper, "Franka": FrankaHand}
+
+
+def make_gripper(gripper_type: str, robotiq_open_position: int = ROBOTIQ_OPEN_POSITION) -> GripperModel | None:
+    """The original server's gripper of `gripper_type` (None for 'None'); ValueError for an unknown type."""
+    if gripper_type == "None":
+        return None
+    if gripper_type not in GRIPPERS:
+        raise ValueError(f"gripper_type '{gripper_type}' must be one of {[*GRIPPERS, 'None']}")
+    if gripper_type == "Robotiq":
+        return RobotiqGripper(robotiq_open_position)
+    return GRIPPERS[gripper_type]()

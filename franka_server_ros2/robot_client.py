@@ -15,7 +15,7 @@ from collections import deque
 import numpy as np
 from control_msgs.action import GripperCommand
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import IntegerRange, ParameterDescriptor, ParameterType
 from rcl_interfaces.srv import DescribeParameters, ListParameters, SetParametersAtomically
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -29,7 +29,13 @@ from std_srvs.srv import Trigger
 
 from .camera_specs import load_cameras
 from .cameras import CameraFeeds
-from .grippers import GRIPPERS, GripperGoal, GripperModel
+from .grippers import (
+    ROBOTIQ_OPEN_POSITION,
+    ROBOTIQ_PUBLISHED_OPEN_POSITION,
+    GripperGoal,
+    GripperModel,
+    make_gripper,
+)
 from .ground_truth import GroundTruth
 from .image_cdr import header_stamp, stamp_seconds
 from .robot import RobotUnavailable, ServerSettings, StateSnapshot, TriggerResult
@@ -94,6 +100,17 @@ class FrankaRosClient(Node):
             ParameterDescriptor(description="Robotiq, Franka or None, as the original server's flag", read_only=True),
         )
         self.declare_parameter(
+            "robotiq_open_position",
+            ROBOTIQ_OPEN_POSITION,
+            ParameterDescriptor(
+                description="Robotiq: the position (0 open .. 255 closed) /open_gripper goes to; 0 opens fully "
+                f"(reads 1.0, as HIL-SERL's env expects), {ROBOTIQ_PUBLISHED_OPEN_POSITION} is the published "
+                "robotiq_gripper_server's (reads 0.31)",
+                read_only=True,
+                integer_range=[IntegerRange(from_value=0, to_value=255, step=1)],
+            ),
+        )
+        self.declare_parameter(
             "workspace_min",
             [-0.9, -0.9, -0.05],
             ParameterDescriptor(description="lower corner of the box /pose accepts, base frame [m]"),
@@ -152,11 +169,10 @@ class FrankaRosClient(Node):
         self.controller_node = CONTROLLER_NODES[controller]
         self.settings.controller = controller
         self.settings.world_servers = tuple(u for u in self.get_parameter("world_servers").value if u)
-        gripper_type = self.get_parameter("gripper_type").value
-        if gripper_type not in (*GRIPPERS, "None"):
-            raise ValueError(f"gripper_type '{gripper_type}' must be one of {[*GRIPPERS, 'None']}")
         # the original gripper server's behaviour, with its state (one per server, as the original)
-        self.gripper: GripperModel | None = GRIPPERS[gripper_type]() if gripper_type in GRIPPERS else None
+        self.gripper: GripperModel | None = make_gripper(
+            self.get_parameter("gripper_type").value, self.get_parameter("robotiq_open_position").value
+        )
         cameras_config = self.get_parameter("cameras_config").value
         self.cameras = CameraFeeds(self, load_cameras(cameras_config) if cameras_config else [])
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 import yaml
 
 from franka_server_ros2.camera_specs import CameraSpec, cameras_from_mapping, cameras_mapping, load_cameras
+from franka_server_ros2.grippers import ROBOTIQ_OPEN_POSITION
 
 DEFAULT_TASK = "pick_cube"  # config/tasks/pick_cube.yaml: one arm, a Robotiq, a cube to pick
 GRIPPER_TYPES = ("Robotiq", "Franka", "None")
@@ -98,6 +99,8 @@ class RobotSpec:
     # the controller it runs: impedance (the Cartesian impedance controller behind the original
     # franka_server) or wrench (egg_flip's Cartesian wrench controller behind franka_eggflip_server)
     controller: str = "impedance"
+    # Robotiq: where its server's /open_gripper goes (0 fully open .. 255; 175 the published server's)
+    robotiq_open_position: int = ROBOTIQ_OPEN_POSITION
     cameras_config: str = field(default="", compare=False)  # a camera file (relative to the task file), or:
     cameras: tuple[CameraSpec, ...] = field(default=(), compare=False)  # its cameras (the file's, or inline)
 
@@ -186,6 +189,9 @@ def check_robot(robot: RobotSpec, where: str) -> RobotSpec:
     if not 0 < port < 65536:
         raise ValueError(f"{where}: port {robot.port!r} must be 1..65535")
     yaw = _numbers([robot.base_yaw], 1, f"{where}: base_yaw")[0]
+    open_position = _numbers([robot.robotiq_open_position], 1, f"{where}: robotiq_open_position")[0]
+    if open_position != int(open_position) or not 0 <= open_position <= 255:
+        raise ValueError(f"{where}: robotiq_open_position {robot.robotiq_open_position!r} must be an integer 0..255")
     cameras = robot.cameras
     if robot.cameras_config and not cameras:  # (a robot already checked keeps the cameras it loaded)
         try:
@@ -202,6 +208,7 @@ def check_robot(robot: RobotSpec, where: str) -> RobotSpec:
         base_yaw=yaw,
         reset_joint_target=_numbers(robot.reset_joint_target, 7, f"{where}: reset_joint_target"),
         port=port,
+        robotiq_open_position=int(open_position),
         cameras=tuple(cameras),
     )
 

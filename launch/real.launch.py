@@ -36,6 +36,7 @@ from launch.event_handlers import OnProcessExit
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch_ros.actions import Node
 
+from franka_server_ros2.grippers import ROBOTIQ_OPEN_POSITION, ROBOTIQ_PUBLISHED_OPEN_POSITION
 from franka_server_ros2.launch_support import rviz_node
 from launch import LaunchDescription
 
@@ -58,6 +59,11 @@ ARGUMENTS = {
         "URDF frame the controller moves ('' = <robot_type>_hand_tcp with the Franka hand, else <robot_type>_link8)",
     ),
     "adapter_config": ("", "parameters of real_state_adapter ('' = config/real.yaml)"),
+    "robotiq_open_position": (
+        str(ROBOTIQ_OPEN_POSITION),
+        "Robotiq: the position /open_gripper goes to, 0 (fully open) .. 255; "
+        f"{ROBOTIQ_PUBLISHED_OPEN_POSITION} is the published robotiq_gripper_server's (docs/differences.md)",
+    ),
     "gripper_action": ("robotiq_gripper_controller/gripper_cmd", "Robotiq: the driver's GripperCommand action"),
     "gripper_joint_states": ("joint_states", "Robotiq: the driver's JointState topic (robotiq_85_left_knuckle_joint)"),
     "rviz": ("false", "also start RViz with the package's configuration (needs rviz2)"),

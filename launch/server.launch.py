@@ -17,6 +17,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch_ros.actions import Node
 
 from franka_server_ros2.access import parse_networks, parse_token
+from franka_server_ros2.grippers import ROBOTIQ_OPEN_POSITION, ROBOTIQ_PUBLISHED_OPEN_POSITION
 from franka_server_ros2.launch_support import rviz_node
 from launch import LaunchDescription
 
@@ -27,6 +28,11 @@ ARGUMENTS = {
     "host": ("127.0.0.1", "address the HTTP server binds; anything but loopback is logged at start-up"),
     "port": ("5000", "HTTP port"),
     "gripper_type": ("Robotiq", "Robotiq, Franka or None, as the original server's flag"),
+    "robotiq_open_position": (
+        str(ROBOTIQ_OPEN_POSITION),
+        "Robotiq: the position /open_gripper goes to, 0 (fully open) .. 255; "
+        f"{ROBOTIQ_PUBLISHED_OPEN_POSITION} is the published robotiq_gripper_server's (docs/differences.md)",
+    ),
     "controller": ("impedance", "impedance: franka_server's routes; wrench: the egg-flip server's routes"),
     "base_frame": ("panda_link0", "frame_id of the poses the server publishes (the robot's base)"),
     "cameras_config": ("", "camera YAML (config/cameras.yaml format) whose frames the server serves; '' none"),
@@ -56,6 +62,12 @@ def server_parameters(arg) -> dict:
         raise ValueError(f"port:={port} is not a TCP port (1..65535)")
     if arg["gripper_type"] not in GRIPPERS:
         raise ValueError(f"gripper_type:={arg['gripper_type']} must be one of {', '.join(GRIPPERS)}")
+    try:
+        open_position = int(arg["robotiq_open_position"])
+    except ValueError:
+        open_position = -1
+    if not 0 <= open_position <= 255:
+        raise ValueError(f"robotiq_open_position:={arg['robotiq_open_position']} must be an integer 0..255")
     controller = arg.get("controller", "impedance")
     if controller not in CONTROLLERS:
         raise ValueError(f"controller:={controller} must be one of {', '.join(CONTROLLERS)}")
@@ -72,6 +84,7 @@ def server_parameters(arg) -> dict:
         "host": arg["host"],
         "port": port,
         "gripper_type": arg["gripper_type"],
+        "robotiq_open_position": open_position,
         "controller": controller,
         "base_frame": arg["base_frame"],
         "cameras_config": arg["cameras_config"],

@@ -38,6 +38,11 @@ ARGUMENTS = {
     "port": ("", f"one-robot world: HTTP port of its franka_server_ros2 ({FROM_WORLD})"),
     "gripper_type": ("", f"one-robot world: Robotiq, Franka or None ({FROM_WORLD})"),
     "reset_joint_target": ("", f"one-robot world: joints of start-up and /jointreset ({FROM_WORLD})"),
+    "robotiq_open_position": (
+        "",
+        "one-robot world: the Robotiq position /open_gripper goes to, 0 (fully open) .. 255; 175 is the "
+        f"published server's ({FROM_WORLD}; the file's default 0)",
+    ),
     "cameras_config": ("", f"one-robot world: camera YAML; 'none': no cameras on any robot ({FROM_WORLD})"),
     "real_time_factor": (
         "",
@@ -54,7 +59,15 @@ ARGUMENTS = {
     "use_sim_time": ("true", "servers and tools follow the simulated /clock"),
     "rviz": ("false", "also start RViz with config/rviz/franka.rviz (needs rviz2: a ROS 2 desktop install)"),
 }
-WORLD_OVERRIDES = ("namespace", "host", "port", "gripper_type", "reset_joint_target", "cameras_config")
+WORLD_OVERRIDES = (
+    "namespace",
+    "host",
+    "port",
+    "gripper_type",
+    "reset_joint_target",
+    "robotiq_open_position",
+    "cameras_config",
+)
 SIM_OVERRIDES = {"real_time_factor": float, "state_publish_rate": float, "camera_render_divisor": int}
 
 
@@ -139,6 +152,7 @@ def _nodes(context):
                         "host": robot.host,
                         "port": robot.port,
                         "gripper_type": robot.gripper_type,
+                        "robotiq_open_position": robot.robotiq_open_position,
                         "controller": robot.controller,
                         "base_frame": robot.base_frame,
                         "cameras_config": cameras,

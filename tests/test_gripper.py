@@ -54,8 +54,8 @@ def move(robot, position, quat, tolerance=0.004, timeout=10.0) -> None:
 
 
 def open_fully(robot) -> None:
-    """Robotiq: activation opens to position 0 (its "open" stops at 175). Franka hand: a close and an
-    open, which leaves its remembered state "open" whatever it was (an open alone may send nothing)."""
+    """Robotiq: activation opens to position 0. Franka hand: a close and an open, which leaves its
+    remembered state "open" whatever it was (an open alone may send nothing)."""
     if robot.gripper_type == "Robotiq":
         robot.ok("activate_gripper")
     else:
@@ -78,7 +78,7 @@ def settled_opening(robot, timeout: float = 6.0) -> float:
     return last
 
 
-ROBOTIQ_OPEN = 1 - 175 / 255  # "open" is position 175 of 255
+ROBOTIQ_OPEN = 1.0  # "open" is position 0 by default (the published server's 175: test below)
 FRANKA_GRASPED_EMPTY = 0.01 / 0.08  # a grasp to 0.01 m with nothing in the hand stops at 0.01 m
 # (route, body, gripper_pos after it), played in order: the original gripper servers' behaviour
 GRIPPER_ROUTES = {
@@ -147,16 +147,31 @@ def test_pick_lift_and_drop_a_cube(rig, cube):
     move(robot, np.array([start[0], start[1], start[2] + 0.10]), quat, tolerance=0.006)
     lifted = cube()
     assert lifted[2] - start[2] > 0.085, f"the cube stayed behind: {lifted}"
-    if robot.gripper_type == "Robotiq":
-        # "open" is position 175: a 26 mm gap, narrower than the 4 cm cube, which stays held
-        assert robot.ok("open_gripper") == "Opened"
-        time.sleep(1.0)
-        assert cube()[2] - start[2] > 0.085, f"a Robotiq open to 175 should keep a 4 cm cube: {cube()}"
-        robot.ok("move_gripper", {"gripper_pos": 0})  # fully open
-    else:
-        assert robot.ok("open_gripper") == "Opened"
+    assert robot.ok("open_gripper") == "Opened"
     assert wait_until(lambda: cube()[2] < start[2] + 0.005, 3.0), f"the cube did not drop: {cube()}"
     assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)
+
+
+def test_robotiq_open_position_175_is_the_published_servers_open():
+    """robotiq_open_position:=175 reproduces the published robotiq_gripper_server: /open_gripper goes to 175
+    of 255 and reads 0.31, which the stock env takes for closed; /health says so. By default (the session's
+    simulation) an open is a full open and reads 1.0."""
+    with second_robot("robotiq_open_position:=175") as (robot, _node, _process):
+        assert robot.session.get(robot.url + "health", timeout=5).json()["robotiq_open_position"] == 175
+        for route, expected in (("activate_gripper", 1.0), ("close_gripper", 0.0), ("open_gripper", 1 - 175 / 255)):
+            robot.ok(route)
+            assert settled_opening(robot) == pytest.approx(expected, abs=0.03), route
+
+
+def test_a_robotiq_reads_open_after_open_gripper_by_default(robot):
+    """What HIL-SERL's env code expects of an opened Robotiq (FrankaEnv closes only above 0.85,
+    GripperPenaltyWrapper counts open above 0.9): the default open (the session's Robotiq) is a full open."""
+    assert robot.gripper_type == "Robotiq"
+    assert robot.session.get(robot.url + "health", timeout=5).json()["robotiq_open_position"] == 0
+    robot.ok("close_gripper")
+    assert settled_opening(robot) < 0.05
+    robot.ok("open_gripper")
+    assert settled_opening(robot) > 0.9
 
 
 def test_an_arm_without_a_gripper_moves_and_refuses_gripper_commands():

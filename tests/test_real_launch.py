@@ -232,6 +232,7 @@ def test_once_the_controller_runs_the_adapter_and_the_same_server_start(standin)
         "host": "127.0.0.2",
         "port": 5005,
         "gripper_type": "Franka",
+        "robotiq_open_position": 0,  # a Robotiq opens fully (docs/differences.md)
         "controller": "impedance",
         "base_frame": "fr3_link0",
         "cameras_config": "",

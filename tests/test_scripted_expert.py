@@ -288,32 +288,41 @@ def test_ram_insertion_expert_seats_the_stick_from_the_experiments_random_resets
 
 
 def test_usb_expert_picks_the_dropped_stick_up_and_plugs_it_in(devices_of):
-    """Two episodes, the second by `python -m scripted_expert`. USBEnv's reset grasps the plugged stick,
-    pulls it out and drops it on the platform, leaving the Robotiq at the original's open position (reads
-    0.31), which the stock env never closes again: with a SpaceMouse alone the expert is stuck, and says
-    so; with --reopen-robotiq it opens the gripper fully first, and after a success lets go of the stick
-    so that the next reset can grasp it."""
+    """Two episodes, the second by `python -m scripted_expert`, with a SpaceMouse alone. USBEnv's reset
+    grasps the plugged stick, pulls it out and drops it on the platform, leaving the Robotiq open (reads
+    above 0.85, as on the set-up behind HIL-SERL's results), so the stock env closes it on the left button;
+    after a success the next reset opens it, takes the stick out again and drops it."""
     with task_world("usb_pickup_insertion") as (clients, _):
         robot = clients[""]
         devices_of([robot])
         env = StockEnv(robot, USB_PICKUP_INSERTION, np.random.default_rng(1))
         usb_reset(env)
         assert not truth(robot)["success"]
+        assert robot.state()["gripper_pos"] > 0.85
+        result = run_episode("usb_pickup_insertion", [robot], [EnvArm(env)], grippers=True, max_steps=120)
+        assert result["success"] and result["first_success"], result
+        assert result["gripper"] == ["close_gripper"]  # one grasp, by the left button
+        usb_reset(env)  # takes the stick out again: its open, then its close on the plugged stick
+        dropped = truth(robot)
+        assert not dropped["success"] and float(dropped["values"]["error_m"]) > 0.02, dropped["detail"]
+        result = run_episode("usb_pickup_insertion", [robot], [EnvArm(env)], grippers=True, max_steps=120, cli=True)
+        assert result["success"] and result["first_success"] and result["exit"] == 0, result
+
+
+def test_with_the_published_robotiq_open_the_usb_expert_needs_reopen_robotiq(devices_of):
+    """robotiq_open_position:=175 (the published server's): USBEnv's reset leaves the Robotiq reading 0.31,
+    which the stock env never closes again. With a SpaceMouse alone the expert is stuck, and says so; with
+    --reopen-robotiq it opens the gripper fully first (/move_gripper 0) and plugs the stick in."""
+    with task_world("usb_pickup_insertion", "robotiq_open_position:=175") as (clients, _):
+        robot = clients[""]
+        devices_of([robot])
+        env = StockEnv(robot, USB_PICKUP_INSERTION, np.random.default_rng(1))
+        usb_reset(env)
         assert robot.state()["gripper_pos"] < 0.85
         with pytest.raises(ExpertBlocked, match="reopen-robotiq"):
             EXPERTS["usb_pickup_insertion"]([robot.url], log=lambda m: None).run(timeout=5)
         result = run_episode("usb_pickup_insertion", [robot], [EnvArm(env)], grippers=True, max_steps=120, reopen=True)
         assert result["success"] and result["first_success"], result
-        assert result["gripper"] == ["close_gripper"]  # one grasp, by the left button
-        EXPERTS["usb_pickup_insertion"]([robot.url], reopen_robotiq=True).after_success()
-        time.sleep(1.0)
-        usb_reset(env)  # takes the stick out again: its close found the gripper open
-        dropped = truth(robot)
-        assert not dropped["success"] and float(dropped["values"]["error_m"]) > 0.02, dropped["detail"]
-        result = run_episode(
-            "usb_pickup_insertion", [robot], [EnvArm(env)], grippers=True, max_steps=120, reopen=True, cli=True
-        )
-        assert result["success"] and result["first_success"] and result["exit"] == 0, result
 
 
 def test_pick_cube_expert_lifts_the_cube(devices_of):
@@ -338,7 +347,7 @@ def test_object_handover_expert_hands_the_bar_from_the_left_arm_to_the_right(dev
         for w in workers:
             w.join()
         arms = [EnvArm(e, HANDOVER_GRIPPER_SLEEP, HANDOVER_GRIPPER_INTERVAL, handoff_clip=True) for e in envs]
-        result = run_episode("object_handover", [left, right], arms, grippers=True, max_steps=200, reopen=True)
+        result = run_episode("object_handover", [left, right], arms, grippers=True, max_steps=200)
         assert result["success"] and result["first_success"], result
 
 

@@ -30,8 +30,10 @@ CHROMEDRIVER = os.environ.get("FRANKA_SIM_CHROMEDRIVER", "/usr/bin/chromedriver"
 
 @pytest.fixture(scope="module")
 def camera_world():
-    """sim.launch.py with the default wrist cameras (1280x720 @ 15 fps), on a port and ROS domain of its own."""
-    with second_robot("cameras_config:=") as (robot, _node, _process):
+    """sim.launch.py with the default wrist cameras (1280x720 @ 15 fps), on a port and ROS domain of its own,
+    its Robotiq opened to the published server's position 175 (for the page's reopen button; nothing else
+    on the page depends on it)."""
+    with second_robot("cameras_config:=", "robotiq_open_position:=175") as (robot, _node, _process):
         yield robot
 
 
@@ -190,8 +192,9 @@ def test_the_page_is_served_as_html_and_asks_only_relative_urls(camera_world):
 
 
 def test_a_robotiq_left_at_the_originals_open_position_opens_fully_from_the_page(page, camera_world):
-    """The original's /open_gripper leaves a Robotiq at position 175 (reads 0.31), which the stock env never
-    closes again (docs/differences.md); the page's button, shown for a Robotiq only, opens it fully."""
+    """With robotiq_open_position 175 (the published server's), /open_gripper leaves a Robotiq reading 0.31,
+    which the stock env never closes again (docs/differences.md); the page's button, shown for such a Robotiq
+    only, opens it fully."""
     state = lambda: camera_world.state()["gripper_pos"]  # noqa: E731
     camera_world.ok("close_gripper")
     assert wait_until(lambda: state() < 0.3, 5.0), state()

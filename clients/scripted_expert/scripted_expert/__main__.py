@@ -34,9 +34,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--reopen-robotiq",
         action="store_true",
-        help="open a Robotiq fully (/move_gripper 0) where the stock env can no longer close it (the original's "
-        "/open_gripper leaves it at 0.31, below the env's 0.85), and let go of a plugged-in USB stick after a "
-        "success so that USBEnv's next reset can take it: the steps no SpaceMouse can take",
+        help="only for a simulator run with robotiq_open_position:=175 (the published server's open, which reads "
+        "0.31, below the env's 0.85): open a Robotiq fully (/move_gripper 0) where the stock env can no longer "
+        "close it, and let go of a plugged-in USB stick after a success so that USBEnv's next reset can take it: "
+        "the steps no SpaceMouse can take. Not needed with the default full open",
     )
     parser.add_argument(
         "--success-key", action="store_true", help="press space every tick while the task is a success (for "

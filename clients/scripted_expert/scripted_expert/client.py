@@ -63,6 +63,13 @@ class Server:
     def state(self) -> dict:
         return self.json("POST", "getstate")
 
+    def health(self) -> dict:
+        """GET /health's body, whether the server is ok (200) or not (503)."""
+        status, data = self.request("GET", "health")
+        if status not in (200, 503):
+            raise ServerError(f"GET {self.url}health: HTTP {status} {data[:300]!r}")
+        return json.loads(data)
+
     def task(self) -> dict:
         return self.json("GET", "task")
 

@@ -63,6 +63,7 @@ class Arm:
     hand: Pose = field(init=False)
     gripper: float = 0.0
     sent: tuple = ((0.0,) * 6, (0, 0))
+    _open_reads: float | None = None
 
     def __post_init__(self) -> None:
         self.server = Server(self.config.url)
@@ -90,6 +91,14 @@ class Arm:
 
     def rest(self) -> None:
         self.command(None, None)
+
+    def open_reads(self) -> float:
+        """What the gripper reads once the server's /open_gripper has opened it: a Robotiq's open position
+        comes from /health (0 fully open by default, 175 the published server's: 0.31); 1.0 otherwise."""
+        if self._open_reads is None:
+            position = self.server.health().get("robotiq_open_position") if self.config.gripper == "Robotiq" else None
+            self._open_reads = 1.0 - float(position or 0) / 255.0
+        return self._open_reads
 
     def open_fully(self) -> None:
         """`/move_gripper 0`: a Robotiq wide open (not a SpaceMouse action: see Expert.reopen_robotiq)."""
@@ -126,18 +135,21 @@ class Expert:
     def ensure_open(self, arm: Arm) -> str | None:
         """What to press so that `arm`'s gripper is open for a grasp (None once it is).
 
-        A Robotiq opened by the original's /open_gripper stands at position 175 and reads 0.31, below the
-        env's 0.85: the env takes it for closed, so it never closes it again, and the right button only sends
-        it back to 175. A person with a SpaceMouse is stuck there; with `reopen_robotiq` the expert opens it
+        By default a Robotiq's /open_gripper opens it fully: the right button does. With the published
+        server's open position 175 (`robotiq_open_position`) an opened Robotiq reads 0.31, below the env's
+        0.85: the env takes it for closed, so it never closes it again, and the right button only sends it
+        back to 175. A person with a SpaceMouse is stuck there; with `reopen_robotiq` the expert opens it
         fully with /move_gripper 0 (the one step no SpaceMouse can take), else it stops and says so."""
         if arm.gripper_open:
             return None
-        if arm.config.gripper == "Robotiq":
+        if arm.config.gripper == "Robotiq" and arm.open_reads() <= GRIPPER_OPEN_ABOVE:
             if not self.reopen_robotiq:
                 raise ExpertBlocked(
-                    f"{arm.config.url}: the Robotiq reads {arm.gripper:.2f} (the original's open position 175 "
-                    f"reads 0.31): HIL-SERL's env closes a gripper only above {GRIPPER_OPEN_ABOVE}, so no "
-                    "SpaceMouse button can grasp with it; run with --reopen-robotiq to open it fully first"
+                    f"{arm.config.url}: the Robotiq reads {arm.gripper:.2f} and its server's open reads "
+                    f"{arm.open_reads():.2f} (robotiq_open_position, the published server's 175): HIL-SERL's env "
+                    f"closes a gripper only above {GRIPPER_OPEN_ABOVE}, so no SpaceMouse button can grasp with "
+                    "it; run with --reopen-robotiq to open it fully first, or the simulator with its default "
+                    "robotiq_open_position 0"
                 )
             arm.open_fully()
             self.log(f"[{self.name}] /move_gripper 0 on {arm.config.url} (reads {arm.gripper:.2f})")
@@ -490,7 +502,7 @@ class ObjectHandover(Expert):
         """Hold the right hand at its height, over where it will take the bar, open."""
         goal = Pose(np.array([*point[:2], arm.hand.pos[2]]), self.RIGHT_ROT)
         return step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.3, max_translation=0.3), (
-            self.ensure_open(arm) if arm.config.gripper == "Robotiq" and not arm.gripper_open else None
+            self.ensure_open(arm) if not arm.gripper_open else None
         )
 
 

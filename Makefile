@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh machine (set-up is cached in .venv/ and install/; make test
-# also installs Debian's chromium for the teleop page's browser test):
+# also installs Debian's chromium for the teleop page's browser test, and builds .venv-hil-serl/, HIL-SERL's
+# own environment, from ../shared/hil-serl, for the tests that run HIL-SERL's code: scripts/hil_serl_env.sh):
 #   make sim    the simulated Franka (MuJoCo) + franka_server_ros2 on http://127.0.0.1:5000/
 #   make test   the test suite over real ROS 2, real HTTP and real physics
 # More: make shell (a shell in the environment), make bench, make lint, make clean.
@@ -14,6 +15,7 @@ sim:
 
 test:
 	@scripts/install_browser.sh
+	@scripts/hil_serl_env.sh
 	@$(RUN) python -m pytest tests $(ARGS)
 
 bench:
@@ -29,4 +31,4 @@ env:
 	@scripts/bootstrap.sh
 
 clean:
-	rm -rf .venv build install log
+	rm -rf .venv .venv-hil-serl build install log

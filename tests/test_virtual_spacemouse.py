@@ -22,6 +22,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import hil_serl
 import pytest
 import requests
 from test_routes import client
@@ -515,24 +516,17 @@ def test_the_wheel_puts_the_pth_file_into_site_packages(tmp_path: Path) -> None:
     } <= names
 
 
-# ---------------------------------------------------------------- HIL-SERL's own pyspacemouse, where present
-HIL_SERL = os.environ.get("HIL_SERL_DIR", "")  # a HIL-SERL checkout (serl_robot_infra/...), not shipped here
+# ---------------------------------------------------------------- HIL-SERL's own pyspacemouse and SpaceMouseExpert
+# run in HIL-SERL's environment (tests/hil_serl.py), unaltered, from its checkout, with the stand-in pip-installed
 
 
-@pytest.mark.skipif(
-    not (Path(HIL_SERL) / "serl_robot_infra/franka_env/spacemouse/pyspacemouse.py").is_file(),
-    reason="set HIL_SERL_DIR to a HIL-SERL checkout to run its own pyspacemouse against the stand-in",
-)
+@hil_serl.may_build
 def test_hil_serls_own_pyspacemouse_opens_and_decodes_the_virtual_device(sim_env):
     code = f"""
-import sys, time, importlib.util
-path = {str(Path(HIL_SERL) / "serl_robot_infra/franka_env/spacemouse/pyspacemouse.py")!r}
-spec = importlib.util.spec_from_file_location("pyspacemouse", path)
-pyspacemouse = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(pyspacemouse)
+import time, requests
+from franka_env.spacemouse import pyspacemouse
 assert pyspacemouse.list_devices() == ["SpaceMouse Wireless"]
 device = pyspacemouse.open()
-import requests
 requests.post({sim_env.url!r} + "/spacemouse", json={{"axes": [0.2, -0.4, 0.6, -0.8, 1.0, -1.0], "buttons": [1, 0]}})
 deadline = time.monotonic() + 5
 while time.monotonic() < deadline:
@@ -542,21 +536,19 @@ while time.monotonic() < deadline:
 print(round(state.x, 3), round(state.y, 3), round(state.z, 3), round(state.roll, 3), round(state.pitch, 3),
       round(state.yaw, 3), list(state.buttons))
 """
-    out = run_python(code, FRANKA_SIM_SPACEMOUSE="1", FRANKA_SIM_URL=sim_env.url)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[-2] == "0.2 -0.4 0.6 -0.8 1.0 -1.0 [1, 0]", out.stdout
+    returncode, output = hil_serl.run(code, env={"FRANKA_SIM_SPACEMOUSE": "1", "FRANKA_SIM_URL": sim_env.url})
+    assert returncode == 0, output
+    assert "0.2 -0.4 0.6 -0.8 1.0 -1.0 [1, 0]" in output.splitlines(), output
 
 
-@pytest.mark.skipif(
-    not (Path(HIL_SERL) / "serl_robot_infra/franka_env/spacemouse/spacemouse_expert.py").is_file(),
-    reason="set HIL_SERL_DIR to a HIL-SERL checkout to run its own SpaceMouseExpert against the stand-in",
-)
+@hil_serl.may_build
 def test_hil_serls_own_spacemouse_expert_gives_the_action_of_the_posted_state(sim_env):
     """SpaceMouseExpert opens the device, reads it in a forked process and shares the action through a
-    multiprocessing Manager: action = [-y, x, z, -roll, -pitch, -yaw], buttons [left, right]."""
+    multiprocessing Manager: action = [-y, x, z, -roll, -pitch, -yaw], buttons [left, right]. (get_action reads
+    the action and the buttons one after the other from the Manager, so the buttons may already be the new ones
+    while the action is not yet: it is read until both are.)"""
     code = f"""
-import sys, time, requests
-sys.path.insert(0, {str(Path(HIL_SERL) / "serl_robot_infra")!r})
+import time, requests
 from franka_env.spacemouse.spacemouse_expert import SpaceMouseExpert
 expert = SpaceMouseExpert()
 deadline = time.monotonic() + 8
@@ -564,12 +556,12 @@ while time.monotonic() < deadline:
     body = {{"axes": [0.2, -0.4, 0.6, -0.8, 1.0, -1.0], "buttons": [0, 1]}}
     requests.post({sim_env.url!r} + "/spacemouse", json=body)
     action, buttons = expert.get_action()
-    if list(buttons) == [0, 1]:
+    if list(buttons) == [0, 1] and abs(action[5] - 1.0) < 0.01:
         break
     time.sleep(0.05)
 print(" ".join(f"{{a:.3f}}" for a in action), list(buttons))
 expert.close()
 """
-    out = run_python(code, FRANKA_SIM_SPACEMOUSE="1", FRANKA_SIM_URL=sim_env.url)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[-2] == "0.400 0.200 0.600 0.800 -1.000 1.000 [0, 1]", out.stdout
+    returncode, output = hil_serl.run(code, env={"FRANKA_SIM_SPACEMOUSE": "1", "FRANKA_SIM_URL": sim_env.url})
+    assert returncode == 0, output
+    assert "0.400 0.200 0.600 0.800 -1.000 1.000 [0, 1]" in output.splitlines(), output

@@ -133,6 +133,17 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
         call("task_reset")
         return "Reset task"
 
+    @app.post("/task/place")
+    def task_place():
+        """`{"place": name}`: a simulated world's object put in its place (a holder), as a person does (a new
+        route; 400 for an unknown place, 409 while a gripper holds the object, 503 behind a real robot)."""
+        places = robot.task_state().get("places", {})
+        name = bodies.place(_json_body(), places)
+        result = robot.place_object(name)
+        if not result.success:
+            return _error(409, f"/task/place/{name}: {result.message}")
+        return f"Placed {places[name]} in {name}"
+
     def gripper():
         if robot.gripper is None:
             raise BadRequest("no gripper configured (gripper_type None)")

@@ -116,6 +116,16 @@ def load(body: Mapping[str, Any]) -> tuple[float, np.ndarray, np.ndarray]:
     return mass, finite_vector(body, "F_x_center_load", 3), finite_vector(body, "load_inertia", 9)
 
 
+def place(body: Mapping[str, Any], places: Mapping[str, str]) -> str:
+    """`{"place": name}` -> the name of one of the world's `places` ({place: object})."""
+    name = body.get("place")
+    if not isinstance(name, str):
+        raise BadRequest("missing key 'place' (a string): one of " + (", ".join(sorted(places)) or "none here"))
+    if name not in places:
+        raise BadRequest(f"no place {name!r} in this world; its places: {', '.join(sorted(places)) or 'none'}")
+    return name
+
+
 def gripper_command(body: Mapping[str, Any]) -> int:
     """`{"gripper_pos": v}` -> int(v) clipped to 0..255, as the original (int() truncates a number and
     converts a numeric string or a bool; what it refuses, NaN and infinity are a 400)."""

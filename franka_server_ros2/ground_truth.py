@@ -24,6 +24,7 @@ from .image_cdr import stamp_seconds
 from .robot import RobotUnavailable
 
 WORLD = "world"
+PLACES_KEY = "places"  # of /task/status: 'place:object,...' (the simulator's task_publisher.py)
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATIC = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -75,13 +76,16 @@ class GroundTruth:
         if success is None or status is None or objects is None:
             raise RobotUnavailable("no task ground truth: the robot behind this server publishes none (a real robot?)")
         poses = {t.child_frame_id: _pose(t.transform) for t in objects.transforms}
+        values = {kv.key: kv.value for kv in status.values}
+        places = dict(p.split(":", 1) for p in values.pop(PLACES_KEY, "").split(",") if ":" in p)
         stamp = objects.transforms[0].header.stamp if objects.transforms else None
         answer = {
             "task": status.name,
             "description": status.hardware_id,
             "success": success,
             "detail": status.message,
-            "values": {kv.key: kv.value for kv in status.values},
+            "values": values,
+            "places": places,  # where POST /task/place puts an object: {place: object}
             "stamp": stamp_seconds(stamp.sec, stamp.nanosec) if stamp is not None else None,
             "age_s": time.monotonic() - self._received,
             "frame": WORLD,

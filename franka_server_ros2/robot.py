@@ -96,3 +96,6 @@ class Robot(Protocol):
 
     def task_state(self) -> dict:
         """The simulated task's ground truth (GET /task); RobotUnavailable where there is none."""
+
+    def place_object(self, place: str) -> TriggerResult:
+        """Put the object of the simulated world's `place` there (a person's part between episodes)."""

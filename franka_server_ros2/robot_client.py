@@ -19,6 +19,7 @@ from rcl_interfaces.msg import IntegerRange, ParameterDescriptor, ParameterType
 from rcl_interfaces.srv import DescribeParameters, ListParameters, SetParametersAtomically
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -200,7 +201,8 @@ class FrankaRosClient(Node):
         self.create_subscription(String, "franka_control/robot_mode", self._on_robot_mode, latched)
 
         self.pose_publisher = self.create_publisher(PoseStamped, "cartesian_impedance_controller/equilibrium_pose", qos)
-        calls = ReentrantCallbackGroup()
+        calls = self._calls = ReentrantCallbackGroup()
+        self._place_clients: dict[str, Client] = {}
         self._trigger_clients = {
             name: self.create_client(Trigger, path, callback_group=calls)
             for name, path in (
@@ -354,6 +356,15 @@ class FrankaRosClient(Node):
     def task_state(self) -> dict:
         return self.ground_truth.state()
 
+    def place_object(self, place: str) -> TriggerResult:
+        """/task/place/<place> (std_srvs/Trigger) of the simulator's task publisher."""
+        client = self._place_clients.get(place)
+        if client is None:
+            client = self._place_clients[place] = self.create_client(
+                Trigger, f"/task/place/{place}", callback_group=self._calls
+            )
+        return self._call_trigger(client, 5.0)
+
     def _wait(self, future, timeout: float, what: str):
         done = threading.Event()
         future.add_done_callback(lambda _: done.set())
@@ -367,7 +378,9 @@ class FrankaRosClient(Node):
             raise RobotUnavailable(f"{what} is not available (is the robot or simulator running?)")
 
     def trigger(self, name: str, timeout: float = 5.0) -> TriggerResult:
-        client = self._trigger_clients[name]
+        return self._call_trigger(self._trigger_clients[name], timeout)
+
+    def _call_trigger(self, client: Client, timeout: float) -> TriggerResult:
         self._ready(client, client.srv_name)
         response = self._wait(client.call_async(Trigger.Request()), timeout, client.srv_name)
         return TriggerResult(response.success, response.message)

@@ -131,6 +131,17 @@ class SuccessSpec:
 
 
 @dataclass(frozen=True)
+class PlaceSpec:
+    """Where a person puts an object between episodes (a holder, a tray): `POST /task/place` (ROS 2:
+    /task/place/<name>) puts its object there, at rest, as a person would."""
+
+    name: str  # an identifier: the route's `place`, the service's last name
+    object: str  # the (free) object that goes there
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [m] of the object's frame, world frame
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)  # [rad] of the object's frame, world frame
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     name: str = ""
     description: str = ""  # one line for users: what the task is and what success means
@@ -148,6 +159,10 @@ class WorldSpec:
     path: str = ""  # the file it came from
     task: TaskSpec = TaskSpec()
     sim: tuple[tuple[str, float], ...] = ()  # (SIM_SETTINGS name, value) the task file chose
+    places: tuple[PlaceSpec, ...] = ()
+
+    def place(self, name: str) -> PlaceSpec:
+        return next(p for p in self.places if p.name == name)
 
     def robot(self, namespace: str) -> RobotSpec:
         return next(r for r in self.robots if r.namespace == namespace)
@@ -160,7 +175,8 @@ class WorldSpec:
 ROBOT_KEYS = tuple(f.name for f in fields(RobotSpec))
 SUCCESS_KEYS = tuple(f.name for f in fields(SuccessSpec))
 TASK_KEYS = tuple(f.name for f in fields(TaskSpec))
-WORLD_KEYS = ("task", "robots", "objects", "sim")
+PLACE_KEYS = tuple(f.name for f in fields(PlaceSpec))
+WORLD_KEYS = ("task", "robots", "objects", "places", "sim")
 
 
 def _numbers(value, length: int, what: str) -> tuple[float, ...]:
@@ -283,6 +299,28 @@ def check_task(task: TaskSpec, robots: Sequence[RobotSpec], objects: Sequence[Ob
     return replace(task, success=replace(s, position=position, tolerance=tolerance))
 
 
+def check_places(places: Sequence[PlaceSpec], objects: Sequence[ObjectSpec], where: str) -> tuple[PlaceSpec, ...]:
+    free = {o.name for o in objects if o.mass > 0.0 and o.mount_kind != "flange"}
+    checked = []
+    for place in places:
+        here = f"{where}: place '{place.name}'"
+        if not str(place.name).isidentifier():
+            raise ValueError(f"{here}: a name must be an identifier (it names a ROS service)")
+        if place.object not in free:
+            raise ValueError(f"{here}: object '{place.object}' must be one of the world's free objects {sorted(free)}")
+        checked.append(
+            replace(
+                place,
+                position=_numbers(place.position, 3, f"{here}: position"),
+                rpy=_numbers(place.rpy, 3, f"{here}: rpy"),
+            )
+        )
+    names = [p.name for p in checked]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: place names must be unique ({names})")
+    return tuple(checked)
+
+
 def check_sim(settings: dict, where: str) -> tuple[tuple[str, float], ...]:
     if not isinstance(settings, dict):
         raise ValueError(f"{where}: 'sim' must be a mapping of {', '.join(SIM_SETTINGS)}")
@@ -302,6 +340,7 @@ def check_world(
     path: str = "",
     task=TaskSpec(),
     sim: dict | None = None,
+    places: Sequence[PlaceSpec] = (),
 ) -> WorldSpec:
     where = path or "world"
     if not robots:
@@ -330,7 +369,14 @@ def check_world(
     held = [o.mount for o in things if o.mount_kind == "gripper"]
     if len(set(held)) != len(held):
         raise ValueError(f"{where}: a gripper can hold one object at start ({held})")
-    return WorldSpec(checked, things, path, check_task(task, checked, things, where), check_sim(sim or {}, where))
+    return WorldSpec(
+        checked,
+        things,
+        path,
+        check_task(task, checked, things, where),
+        check_sim(sim or {}, where),
+        check_places(places, things, where),
+    )
 
 
 def one_robot_world(gripper_type: str = "Robotiq", cameras: Sequence[CameraSpec] = ()) -> WorldSpec:
@@ -401,6 +447,12 @@ def load_world(path: str, **overrides) -> WorldSpec:
             _unknown(part, PART_KEYS, f"part {j}", f"{path}: object {i}")
             parts.append(PartSpec(**{**part, "mesh": _relative(directory, part.get("mesh"))}))
         objects.append(ObjectSpec(**{**entry, "parts": tuple(parts), "mesh": _relative(directory, entry.get("mesh"))}))
+    places = []
+    for i, entry in enumerate(_entries(data.get("places", []), "places", path)):
+        _unknown(entry, PLACE_KEYS, f"place {i}", path)
+        if "name" not in entry or "object" not in entry:
+            raise ValueError(f"{path}: place {i} needs a name and an object")
+        places.append(PlaceSpec(**entry))
     task = data.get("task") or {}
     if not isinstance(task, dict):
         raise ValueError(f"{path}: 'task' must be a mapping")
@@ -415,7 +467,7 @@ def load_world(path: str, **overrides) -> WorldSpec:
         description=str(task.get("description", "")),
         success=SuccessSpec(**success),
     )
-    return check_world(robots, objects, path, task_spec, data.get("sim") or {})
+    return check_world(robots, objects, path, task_spec, data.get("sim") or {}, places)
 
 
 def dump_world(world: WorldSpec) -> str:
@@ -432,7 +484,8 @@ def dump_world(world: WorldSpec) -> str:
         objects.append(entry)
     success = {k: _plain(getattr(world.task.success, k)) for k in SUCCESS_KEYS}
     task = {"name": world.task.name, "description": world.task.description, "success": success}
-    data = {"task": task, "robots": robots, "objects": objects, "sim": dict(world.sim)}
+    places = [{k: _plain(getattr(p, k)) for k in PLACE_KEYS} for p in world.places]
+    data = {"task": task, "robots": robots, "objects": objects, "places": places, "sim": dict(world.sim)}
     return yaml.safe_dump(data, sort_keys=False)
 
 

@@ -110,5 +110,5 @@ def world_on_free_ports(name: str, directory: str, cameras: dict[str, str] | Non
         robots.append(replace(robot, cameras_config=camera_file, cameras=()) if camera_file else robot)
     path = os.path.join(directory, f"{name}.yaml")
     with open(path, "w") as f:  # checked again: the camera files given are read
-        f.write(dump_world(check_world(robots, spec.objects, spec.path, spec.task, dict(spec.sim))))
+        f.write(dump_world(check_world(robots, spec.objects, spec.path, spec.task, dict(spec.sim), spec.places)))
     return path, load_world(path)

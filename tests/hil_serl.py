@@ -7,8 +7,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import select
 import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -51,6 +53,52 @@ def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     clean["PATH"] = f"{Path(python()).parent}{os.pathsep}{clean.get('PATH', '')}"
     clean["PYTHONUNBUFFERED"] = "1"
     return {**clean, **(env or {})}
+
+
+class Session:
+    """A snippet or script of HIL-SERL's running in its environment that a test talks to as a person at its
+    terminal does: waits for what it prints (a prompt of `input()`), answers on its stdin. Stopped (its process
+    group killed) when the `with` block ends."""
+
+    def __init__(self, code_or_script: str | Sequence[str], env: Mapping[str, str] | None = None, cwd=None) -> None:
+        args = ["-c", code_or_script] if isinstance(code_or_script, str) else list(code_or_script)
+        self.process = subprocess.Popen(
+            [python(), *args],
+            cwd=cwd,
+            env=environment(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.output = ""
+
+    def expect(self, text: str, timeout: float) -> str:
+        """Everything printed until `text` (a prompt need not end its line); fails the test past `timeout` s or
+        when the process ends first, showing what it printed."""
+        deadline = time.monotonic() + timeout
+        fd = self.process.stdout.fileno()
+        while text not in self.output:
+            left = deadline - time.monotonic()
+            ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+            chunk = os.read(fd, 4096).decode(errors="replace") if ready else ""
+            if not chunk:
+                ended = "ended" if ready else f"printed no {text!r} within {timeout} s"
+                pytest.fail(f"HIL-SERL's code {ended}; its output:\n{self.output}", pytrace=False)
+            self.output += chunk
+        return self.output
+
+    def answer(self, line: str = "") -> None:
+        self.process.stdin.write((line + "\n").encode())
+        self.process.stdin.flush()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
 
 
 def run(

@@ -4,9 +4,11 @@ Franka hand), and an arm with none. Real sim bridge + server + MuJoCo; the cube'
 as RViz would."""
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
@@ -51,6 +53,15 @@ def move(robot, position, quat, tolerance=0.004, timeout=10.0) -> None:
     reached = wait_until(lambda: np.linalg.norm(robot.pose()[:3] - position) < tolerance, timeout)
     mode = robot.session.get(robot.url + "health").json()["robot_mode"]
     assert reached, f"at {robot.pose()[:3]}, target {position}, robot mode {mode}"
+
+
+def in_hand(robot, position: Callable[[], np.ndarray]) -> np.ndarray:
+    """A point of the world (= the robot's base frame here) in the end-effector frame, the hand at rest (the
+    point's /tf at 100 Hz and the state at 500 Hz are not taken at one instant)."""
+    wait_until(lambda: np.linalg.norm(robot.state()["vel"]) < 0.002, 3.0)
+    time.sleep(0.05)
+    hand = robot.pose()
+    return Rotation.from_quat(hand[3:]).inv().apply(position() - hand[:3])
 
 
 def open_fully(robot) -> None:
@@ -147,6 +158,15 @@ def test_pick_lift_and_drop_a_cube(rig, cube):
     move(robot, np.array([start[0], start[1], start[2] + 0.10]), quat, tolerance=0.006)
     lifted = cube()
     assert lifted[2] - start[2] > 0.085, f"the cube stayed behind: {lifted}"
+    # put down and pressed onto the table with 20 N (clips of 0.01 m, the examples' most): not moved in the hand
+    held = in_hand(robot, cube)
+    move(robot, np.array([start[0], start[1], start[2] + 0.01]), quat)  # (a 20 cm/s landing trips the reflex)
+    robot.ok("update_param", {f"translational_clip_{s}{a}": 0.01 for s in ("", "neg_") for a in "xyz"})
+    move(robot, np.array([start[0], start[1], start[2] - 0.02]), quat, tolerance=0.025)
+    time.sleep(1.0)
+    assert np.linalg.norm(in_hand(robot, cube) - held) < 0.001, in_hand(robot, cube) - held
+    robot.ok("update_param", DEFAULT_COMPLIANCE)
+    move(robot, np.array([start[0], start[1], start[2] + 0.10]), quat, tolerance=0.006)
     assert robot.ok("open_gripper") == "Opened"
     assert wait_until(lambda: cube()[2] < start[2] + 0.005, 3.0), f"the cube did not drop: {cube()}"
     assert wait_until(lambda: robot.state()["gripper_pos"] > 0.95, 3.0)

@@ -91,7 +91,13 @@ class StandInRobot:
     def task_state(self) -> dict:
         if self.unavailable:
             raise RobotUnavailable("no task ground truth: the robot behind this server publishes none")
-        return {"task": "pick_cube", "success": False, "objects": {"cube": [0.55, 0, 0.02, 0, 0, 0, 1]}}
+        cube = [0.55, 0, 0.02, 0, 0, 0, 1]
+        return {"task": "pick_cube", "success": False, "objects": {"cube": cube}, "places": {"tray": "cube"}}
+
+    def place_object(self, place: str) -> TriggerResult:
+        self.calls.append(("place", place))
+        held = "place" in self.refuse
+        return TriggerResult(not held, "cube is held by gripper: open the gripper first" if held else "ok")
 
 
 CAMERA = CameraSpec("wrist_1", "127122270146", 64, 48, 15.0, "attachment", (0, 0, 0), (1, 0, 0, 0), 42.5)
@@ -283,6 +289,22 @@ def test_task_answers_the_ground_truth_and_503_where_there_is_none():
     assert app.post("/task/reset").text == "Reset task" and robot.calls[-1] == ("trigger", "task_reset")
     robot.unavailable = True  # behind a real robot
     assert app.get("/task").status_code == 503 and "no task ground truth" in app.get("/task").json["error"]
+
+
+def test_task_place_puts_an_object_in_a_place_of_the_world_and_refuses_anything_else():
+    app, robot = client()
+    answer = app.post("/task/place", json={"place": "tray"})
+    assert answer.status_code == 200 and answer.text == "Placed cube in tray" and robot.calls[-1] == ("place", "tray")
+    for body in ({}, {"place": 3}, {"place": "shelf"}, "not json", [1]):
+        answer = post(app, "task/place", body)
+        assert answer.status_code == 400 and answer.json["error"], (body, answer.json)
+    assert "its places: tray" in app.post("/task/place", json={"place": "shelf"}).json["error"]
+    assert robot.calls[-1] == ("place", "tray")  # nothing more was asked of the robot
+    robot.refuse.add("place")  # a gripper holds the object
+    answer = app.post("/task/place", json={"place": "tray"})
+    assert answer.status_code == 409 and "open the gripper" in answer.json["error"]
+    robot.unavailable = True  # behind a real robot
+    assert app.post("/task/place", json={"place": "tray"}).status_code == 503
 
 
 def test_cameras_lists_the_other_servers_of_the_world():

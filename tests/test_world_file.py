@@ -25,7 +25,7 @@ def test_every_shipped_world_loads_and_round_trips(name):
     with open(path, "w") as f:
         f.write(dump_world(world))
     again = load_world(path)
-    assert again.robots == world.robots and again.objects == world.objects
+    assert again.robots == world.robots and again.objects == world.objects and again.places == world.places
     assert [c.name for r in again.robots for c in r.cameras] == [c.name for r in world.robots for c in r.cameras]
 
 
@@ -58,6 +58,14 @@ def test_the_default_world_has_the_cube_the_tests_pick():
         ("robots: [{}]\nobjects: [{name: b, mount: gripper}]", "an object a gripper holds needs a mass"),
         ("robots: [{gripper_type: None}]\nobjects: [{name: b, mass: 1, mount: gripper}]", "a robot without one"),
         ("robots: [{}]\nobjects: [{name: b, parts: [{shape: box, size: [1, 1]}]}]", "part 0: size of a box must be 3"),
+        ("robots: [{robotiq_open_position: 300}]", "robotiq_open_position 300 must be an integer 0..255"),
+        ("robots: [{robotiq_open_position: 17.5}]", "must be an integer 0..255"),
+        ("robots: [{}]\nplaces: [{name: holder}]", "place 0 needs a name and an object"),
+        ("robots: [{}]\nplaces: [{name: holder, object: b, pose: 1}]", "place 0 has unknown keys ['pose']"),
+        ("robots: [{}]\nobjects: [{name: slot}]\nplaces: [{name: h, object: slot}]", "must be one of the world's free"),
+        ("robots: [{}]\nobjects: [{name: b, mass: 1}]\nplaces: [{name: 'a b', object: b}]", "must be an identifier"),
+        ("robots: [{}]\nobjects: [{name: b, mass: 1}]\nplaces: [{name: h, object: b}, {name: h, object: b}]", "unique"),
+        ("robots: [{}]\nobjects: [{name: b, mass: 1}]\nplaces: [{name: h, object: b, position: [0, 0]}]", "3 finite"),
         ("robots: [{}]\nobjects: [{name: b, shape: mesh, size: [1, 1, 1], mesh: nowhere.obj}]", "mesh file"),
         ("robots: [{}]\ntask: {success: {kind: placed, object: b}}", "object 'b' is not one of the world's objects"),
         ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: placed, object: b}}", "position must be 3"),

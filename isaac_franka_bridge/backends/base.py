@@ -138,6 +138,11 @@ class PhysicsWorld(ABC):
         """Every object back where the world started it (held ones back in their grippers), at rest."""
         raise NotImplementedError(f"{type(self).__name__} cannot put its objects back yet")
 
+    def place_object(self, name: str, position: np.ndarray, quat: np.ndarray) -> None:
+        """The free object `name` at `position` with the (x, y, z, w) quaternion `quat` (world frame), at rest:
+        what a person does who puts it in a holder (world.py's places)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot place objects yet")
+
     @abstractmethod
     def object_poses(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions (n, 3) and (x, y, z, w) quaternions (n, 4) of every object of the world's spec,

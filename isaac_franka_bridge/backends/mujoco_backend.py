@@ -73,7 +73,16 @@ GEOMS = {
     "mesh": mujoco.mjtGeom.mjGEOM_MESH,
 }
 FLANGE_IN_ATTACHMENT = -3.0 * np.pi / 4.0  # gym-hil's `attachment` body is the flange turned +135 deg about z
-IMPRATIO = 10.0  # frictional to normal constraint impedance (MuJoCo's advice for manipulation)
+# MuJoCo's soft friction lets a held object creep under a steady load, inside the friction cone: in the 2F-85's
+# pads a RAM stick crept 0.4 mm/s under 20 N and the USB stick came out within 5 s; a stick pushed up at its end
+# by the DIMM slot's end wall (10 N, 67 mm from the grip) slid 4 mm and turned 2 deg. Two of MuJoCo's own
+# remedies take the creep out (measured, tests/test_mujoco_grippers.py and test_tasks.py):
+# - the ratio of frictional to normal constraint impedance (impratio; 10 is MuJoCo's advice for manipulation):
+#   at 300 the end-wall push moves the stick 0.3 mm and turns it 0.2 deg (at 10: 4 mm and 2 deg; at 100: 0.6 mm)
+# - its noslip solver, a post-process of the friction forces: under 20 N for 8 s a stick settles 0.2-0.3 mm and
+#   then creeps 0.01-0.02 mm/s. Cost: about 5 us per 1 ms step
+IMPRATIO = 300.0
+NOSLIP_ITERATIONS = 10
 HOLD_SETTLE_S = 0.6  # [s] a gripper closes on the object it holds at start, before the simulation starts
 
 
@@ -173,6 +182,7 @@ def build_world(world: WorldSpec, timestep: float = 0.001) -> mujoco.MjModel:
     # grasps (with pyramidal cones a 16 mm USB stick squeezed at 45 N slid out of the 2F-85's pads)
     spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
     spec.option.impratio = IMPRATIO
+    spec.option.noslip_iterations = NOSLIP_ITERATIONS
     for robot in world.robots:
         base = spec.worldbody.add_frame(pos=list(robot.base_position), quat=_z_quat(robot.base_yaw))
         base.attach_body(robot_spec(GRIPPERS[robot.gripper_type], robot.cameras).body("link0"), robot.prefix, "")
@@ -485,6 +495,17 @@ class MujocoWorld(PhysicsWorld):
                 d.qvel[robot._dof_all[gripper_joints]] = 0.0
                 d.ctrl[robot._gripper_actuator] = ctrl
             d.qvel[dof_address : dof_address + 6] = 0.0
+        mujoco.mj_forward(self.model, d)
+
+    def place_object(self, name: str, position: np.ndarray, quat: np.ndarray) -> None:
+        obj = next(o for o in self.spec.objects if o.name == name)
+        address = self._free_joint(obj)
+        if address is None:
+            raise ValueError(f"{name} is fixed: it cannot be placed")
+        d = self.data
+        d.qpos[address[0] : address[0] + 3] = position
+        d.qpos[address[0] + 3 : address[0] + 7] = np.asarray(quat, dtype=float)[[3, 0, 1, 2]]
+        d.qvel[address[1] : address[1] + 6] = 0.0
         mujoco.mj_forward(self.model, d)
 
     def _grasp_at_start(self, held) -> None:

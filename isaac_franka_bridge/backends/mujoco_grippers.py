@@ -27,7 +27,20 @@ from .base import FRANKA_HAND_CONTINUOUS_FORCE
 from .mujoco_assets import franka_hand_xml
 
 FRANKA_FINGER_STIFFNESS = 40000.0  # [N/m] of the hand's finger servo, so that the force limit binds
+# the 2F-85's finger servo made this many times stiffer than gym-hil's (kp 100 per tendon unit), so that its
+# force limit binds on a thin object as on a wide one: the real gripper squeezes with its force setting
+# whatever the width (gym-hil's servo, near its closed end on a 3 mm RAM stick, squeezed 15 N instead of 45)
+ROBOTIQ_SERVO_STIFFENING = 10.0
 PAD_SOLREF, PAD_SOLIMP = [0.004, 1.0], [0.95, 0.99, 0.001, 0.5, 2.0]  # gym-hil's 2F-85 pads
+# the fingers' pads: rubber (the 2F-85's silicone pads; the Franka hand's fingertips) on the objects, about 1
+# (gym-hil gives the 2F-85's pads 0.7 and 0.6); the pads' friction wins over the object's (priority 1)
+PAD_FRICTION = 1.0
+# and their contact patch: a pad pressed on an object touches over an area, which resists a twist about the
+# pad's normal (a RAM stick pushed up at its end by a slot's end wall, 67 mm from the grip). MuJoCo's point
+# contacts have no area; condim 4 adds torsional friction (MuJoCo's default coefficient 0.005 m: a patch of
+# about 5 mm effective radius). With condim 3, 10 N at the stick's end turned it 1 deg per second in the
+# 2F-85's pads; with 4 it holds (tests/test_mujoco_grippers.py)
+PAD_CONDIM, PAD_TORSION = 4, 0.005
 ROBOTIQ_NEWTONS_PER_UNIT = 8.9  # [N] squeeze per unit of the 2F-85 tendon force (measured, see above)
 ROBOTIQ_DEFAULT_FORCE = 45.0  # [N] gym-hil's force limit (+-5), about the original server's force byte 30
 
@@ -64,9 +77,22 @@ class MujocoGripper:
         """Edit the gym-hil Panda (which comes with a 2F-85) to carry this gripper."""
 
 
+def set_pad(geom) -> None:
+    """A finger's pad: the friction and contact patch of a rubber pad."""
+    geom.friction[0], geom.friction[1], geom.condim = PAD_FRICTION, PAD_TORSION, PAD_CONDIM
+
+
 class RobotiqMount(MujocoGripper):
     def mount(self, spec: mujoco.MjSpec) -> None:
-        pass  # gym-hil's Panda already carries it
+        # gym-hil's Panda already carries it: its pads get real pads' friction, its servo the stiffness at
+        # which the force limit binds on any object (the force limit itself is set per command)
+        for side in ("left", "right"):
+            for i in (1, 2):
+                set_pad(spec.geom(f"{side}_pad{i}"))
+        actuator = spec.actuator(self.actuator)
+        actuator.gainprm[0] *= ROBOTIQ_SERVO_STIFFENING
+        actuator.biasprm[1] *= ROBOTIQ_SERVO_STIFFENING
+        actuator.biasprm[2] *= math.sqrt(ROBOTIQ_SERVO_STIFFENING)  # the same damping ratio
 
 
 class BareFlange(MujocoGripper):
@@ -90,6 +116,7 @@ class FrankaHandMount(BareFlange):
         for finger in ("panda_leftfinger", "panda_rightfinger"):
             pad = spec.geom(f"{finger}_collision")
             pad.solref, pad.solimp, pad.priority = PAD_SOLREF, PAD_SOLIMP, 1
+            set_pad(pad)
 
 
 GRIPPERS: dict[str, MujocoGripper] = {

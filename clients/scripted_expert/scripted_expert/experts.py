@@ -329,6 +329,9 @@ class UsbPickupInsertion(Expert):
     # down from 4 cm over it, the fingertips pressed on the platform (aiming 4 mm below the grasp height)
     PICK = Grasp(0.04, 0.002, (-np.inf, 0.002), turned=0.03, over_lateral=0.003, over_turned=0.05, press=0.004)
     IN_FRONT = 0.015  # [m] line up with the plug this far out of the hole
+    # [m] lined up once the plug is this near the hole's axis (the hole has 1.25 mm of play each side): closer
+    # than that, the stick held on the platform by static friction barely moves for the fine corrections
+    LINED_UP = 0.001
     PUSH = 0.003  # [m] push this far past plugged
     SLIDE_PRESS = 0.001  # [m] the hand this much below the grasp height while sliding (the stick on the platform)
     SETTLED = 0.0025  # [m] done once the stick is this close to plugged in (success is 4 mm)
@@ -370,7 +373,7 @@ class UsbPickupInsertion(Expert):
             if self.phase != "insert" or lateral > 0.002:
                 self.set_phase("line up with the port")
                 depth_goal = -self.IN_FRONT
-                if lateral < 0.0007 and abs(turn) < 0.02 and abs(depth + self.IN_FRONT) < 0.004:
+                if lateral < self.LINED_UP and abs(turn) < 0.02 and abs(depth + self.IN_FRONT) < 0.004:
                     self.set_phase("insert")
             if self.phase == "insert":
                 depth_goal = self.PUSH

@@ -4,10 +4,13 @@ A missing checkout fails the test that needs it; nothing here skips."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -45,6 +48,36 @@ def python() -> str:
     return str(ROOT / ".venv-hil-serl" / "bin" / "python")
 
 
+@functools.cache
+def display() -> str | None:
+    """An X display for HIL-SERL's camera windows (cv2.imshow: FrankaEnv's DISPLAY_IMAGE, DualFrankaEnv always;
+    OpenCV built with its GUI aborts the process without one): this session's DISPLAY, else a private Xvfb for the
+    whole test session (Debian's xvfb: scripts/install_xvfb.sh), on a display number nobody listens on (Xvfb's
+    own -displayfd choice was seen to collide with another Xvfb of the machine). None where there is no Xvfb
+    (OpenCV without its GUI needs none)."""
+    if os.environ.get("DISPLAY"):
+        return os.environ["DISPLAY"]
+    if shutil.which("Xvfb") is None:
+        return None
+    listening = lambda n: f"/tmp/.X11-unix/X{n}" in Path("/proc/net/unix").read_text()  # noqa: E731
+    for number in range(90 + os.getpid() % 50, 400):
+        if listening(number):
+            continue
+        server = subprocess.Popen(
+            ["Xvfb", f":{number}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10.0
+        while server.poll() is None and not listening(number) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if listening(number) and server.poll() is None:
+            atexit.register(server.terminate)
+            return f":{number}"
+        server.kill()
+    pytest.fail("no Xvfb could start", pytrace=False)
+
+
 def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment without what belongs to the tests' own Python (scripts/run.sh's PYTHONPATH
     of ROS 2 for Python 3.12, its libraries) and without FRANKA_SIM_*, plus `env`."""
@@ -52,6 +85,8 @@ def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("FRANKA_SIM_")}
     clean["PATH"] = f"{Path(python()).parent}{os.pathsep}{clean.get('PATH', '')}"
     clean["PYTHONUNBUFFERED"] = "1"
+    if display() is not None:
+        clean["DISPLAY"] = display()
     return {**clean, **(env or {})}
 
 
@@ -72,21 +107,31 @@ class Session:
             start_new_session=True,
         )
         self.output = ""
+        self.seen = 0  # what expect() has matched so far ends here
 
-    def expect(self, text: str, timeout: float) -> str:
-        """Everything printed until `text` (a prompt need not end its line); fails the test past `timeout` s or
-        when the process ends first, showing what it printed."""
+    def expect(self, text: str, timeout: float, line: bool = False) -> str:
+        """Waits until `text` is printed after what was matched before (a prompt need not end its line; with
+        `line`, until the end of its line) and returns what follows it on its line. Fails the test past `timeout`
+        s or when the process ends first, showing what it printed."""
         deadline = time.monotonic() + timeout
         fd = self.process.stdout.fileno()
-        while text not in self.output:
+        while True:
+            found = self.output.find(text, self.seen)
+            end = self.output.find("\n", found) if found >= 0 else -1
+            if found >= 0 and (end >= 0 or not line):
+                self.seen = found + len(text)
+                return self.output[self.seen : end if end >= 0 else None]
             left = deadline - time.monotonic()
             ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
-            chunk = os.read(fd, 4096).decode(errors="replace") if ready else ""
+            chunk = os.read(fd, 65536).decode(errors="replace") if ready else ""
             if not chunk:
                 ended = "ended" if ready else f"printed no {text!r} within {timeout} s"
                 pytest.fail(f"HIL-SERL's code {ended}; its output:\n{self.output}", pytrace=False)
             self.output += chunk
-        return self.output
+
+    def episode(self, timeout: float) -> dict:
+        """ACTOR's next episode's outcome."""
+        return json.loads(self.expect("@@ episode ", timeout, line=True))
 
     def answer(self, line: str = "") -> None:
         self.process.stdin.write((line + "\n").encode())
@@ -99,6 +144,184 @@ class Session:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+
+
+# HIL-SERL's env built in its environment from a JSON spec (the snippet's first argument), unaltered:
+#   experiment   an example's name: its config's TrainConfig().get_environment(fake_env=False, classifier=False),
+#                each config class of `servers` ({class: url}) pointed at the test's world, DISPLAY_IMAGE off
+#   env, config  or one env class of HIL-SERL's and a config class ("module:Class" each), with SERVER_URL `server`,
+#                DISPLAY_IMAGE off and the config attributes of `values` (lists as arrays); `cameras`: false leaves
+#                the config's cameras out (a world without them); `wrappers`: "module:Class" applied in order
+BUILD = r"""
+import importlib, json, sys
+import numpy as np
+
+spec = json.loads(sys.argv[1])
+
+
+def attribute(path):
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+if spec.get("experiment"):
+    config = importlib.import_module(f"experiments.{spec['experiment']}.config")
+    for name, url in spec["servers"].items():
+        setattr(getattr(config, name), "SERVER_URL", url)
+        setattr(getattr(config, name), "DISPLAY_IMAGE", False)
+    env = config.TrainConfig().get_environment(fake_env=False, save_video=False, classifier=False)
+else:
+    values = {k: np.array(v) if isinstance(v, list) else v for k, v in spec.get("values", {}).items()}
+    overrides = {"SERVER_URL": spec["server"], "DISPLAY_IMAGE": False, **values}
+    if spec.get("cameras") is False:
+        overrides["REALSENSE_CAMERAS"] = {}
+    env = attribute(spec["env"])(fake_env=False, config=type("Config", (attribute(spec["config"]),), overrides)())
+    for wrapper in spec.get("wrappers", []):
+        env = attribute(wrapper)(env)
+"""
+
+# An actor of HIL-SERL's (BUILD: its env and intervention wrappers) stepping a zero policy at 10 Hz, with in the
+# spec also `truth` (a server of the world, for GET /task: the ground truth, which the env never sees) and
+# `episodes`: how many; each: reset, "@@ reset", wait for a line on stdin, then step until the ground truth says
+# success and nobody has intervened for 3 steps, or `max_steps`; "@@ episode {json}". 0: step for ever
+ACTOR = (
+    BUILD
+    + r"""
+import time
+import requests
+
+session = requests.Session()
+truth = lambda: session.get(spec["truth"] + "task", timeout=5).json()
+zero = np.zeros(env.action_space.shape)
+print("@@ ready", flush=True)
+episode = 0
+while spec["episodes"] == 0 or episode < spec["episodes"]:
+    env.reset()
+    print("@@ reset", flush=True)
+    input()
+    started, steps, interventions, first_success, last_intervention = time.monotonic(), 0, 0, None, 0
+    while spec["episodes"] == 0 or steps < spec["max_steps"]:
+        obs, reward, done, truncated, info = env.step(zero)
+        steps += 1
+        if "intervene_action" in info:
+            interventions, last_intervention = interventions + 1, steps
+        if spec["episodes"] and truth()["success"]:
+            first_success = first_success or steps
+            if steps - last_intervention >= 3:
+                break
+    outcome = truth()
+    print("@@ episode " + json.dumps({"success": outcome["success"], "detail": outcome["detail"], "steps": steps,
+          "first_success": first_success, "interventions": interventions,
+          "seconds": round(time.monotonic() - started, 1)}), flush=True)
+    episode += 1
+"""
+)
+
+# HIL-SERL's env (BUILD) driven call by call from a test (Remote): each line on stdin is a call, {"call":
+# "reset"|"step"|..., "args": [...], "kwargs": {...}} or {"get": an attribute of the unwrapped env}, answered by
+# "@@ result {json}" (arrays as lists, an observation as its keys' shapes), or by "@@ error ..." with the
+# traceback (the env kept)
+REMOTE = (
+    BUILD
+    + r"""
+import traceback
+
+
+def plain(value):
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def shapes(obs):
+    return {k: shapes(v) for k, v in obs.items()} if isinstance(obs, dict) else list(np.shape(obs))
+
+
+print("@@ ready", flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    try:
+        if "get" in request:
+            result = getattr(env.unwrapped, request["get"])
+        else:
+            args = [np.array(a) if isinstance(a, list) else a for a in request.get("args", [])]
+            result = getattr(env, request["call"])(*args, **request.get("kwargs", {}))
+            if request["call"] == "reset":
+                result = {"observation": shapes(result[0]), "info": list(result[1])}
+            elif request["call"] == "step":
+                obs, reward, done, truncated, info = result
+                result = {"observation": shapes(obs), "reward": reward, "done": done, "truncated": truncated,
+                          "info": plain(info)}
+        print("@@ result " + json.dumps(plain(result)), flush=True)
+    except Exception:
+        print("@@ error " + json.dumps(traceback.format_exc()), flush=True)
+"""
+)
+
+
+class Remote(Session):
+    """HIL-SERL's env (REMOTE) in its environment, called from the test: `reset()`, `step(action)`, any method with
+    `call(name, *args, **kwargs)`, an attribute of the unwrapped env with `get(name)` (currpos, ...). Answers in
+    `START` s; a call that raised fails the test with HIL-SERL's traceback."""
+
+    def __init__(self, spec: Mapping, urls: Sequence[str], start: float = 150.0) -> None:
+        super().__init__(["-c", REMOTE, json.dumps(spec)], env=sim_devices(urls), cwd=EXAMPLES)
+        self.expect("@@ ready", start)
+
+    def _ask(self, request: dict, timeout: float, prompts: Sequence[str] = ()):
+        self.answer(json.dumps(request))
+        for prompt in prompts:  # what the call asks a person on the terminal (HandOffEnv's reset: Enter)
+            self.expect(prompt, timeout)
+            self.answer()
+        kind = ""
+        while kind not in ("result", "error"):
+            kind, _, payload = self.expect("@@ ", timeout, line=True).partition(" ")
+        reply = json.loads(payload)
+        if kind == "error":
+            pytest.fail(f"HIL-SERL's env raised:\n{reply}", pytrace=False)
+        return reply
+
+    def call(self, name: str, *args, timeout: float = 120.0, prompts: Sequence[str] = (), **kwargs):
+        return self._ask({"call": name, "args": [_plain(a) for a in args], "kwargs": kwargs}, timeout, prompts)
+
+    def reset(self, prompts: Sequence[str] = (), **kwargs) -> dict:
+        return self.call("reset", prompts=prompts, **kwargs)
+
+    def step(self, action, timeout: float = 30.0) -> dict:
+        return self.call("step", action, timeout=timeout)
+
+    def get(self, name: str):
+        return self._ask({"get": name}, 30.0)
+
+
+def _plain(value):
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
+ACTOR_START = 150.0  # [s] HIL-SERL's env up (JAX's import, its cameras) and its first reset, on a loaded machine
+
+
+def sim_devices(urls: Sequence[str]) -> dict[str, str]:
+    """The variables of this repository's stand-ins, for HIL-SERL's code against the world of `urls`: its cameras,
+    a SpaceMouse per server (in the order of `urls`: DualSpacemouseIntervention reads the left arm's first), the
+    keyboard."""
+    return {
+        "FRANKA_SIM_URL": urls[0],
+        "FRANKA_SIM_SPACEMOUSE_URLS": ",".join(urls),
+        **{f"FRANKA_SIM_{device}": "1" for device in ("CAMERAS", "SPACEMOUSE", "KEYS")},
+    }
+
+
+def actor(spec: Mapping, urls: Sequence[str]) -> Session:
+    """ACTOR with `spec` (the ground truth and max_steps defaulted) against the world of `urls`."""
+    spec = {"truth": urls[0], "max_steps": 100, **spec}
+    return Session(["-c", ACTOR, json.dumps(spec)], env=sim_devices(urls), cwd=EXAMPLES)
 
 
 def run(

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import hil_serl
 import numpy as np
 import pytest
 import requests
@@ -28,11 +29,10 @@ from geometry_msgs.msg import PoseStamped
 from harness import Process
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from stock_env import RAM_INSERTION, StockEnv
 
 from franka_server_ros2.access import AccessRule, binding_notice
 
-from conftest import STARTUP_TIMEOUT, Robot, free_port, wait_until
+from conftest import STARTUP_TIMEOUT, free_port, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "clients" / "virtual_realsense"))
 from virtual_realsense._server import ServerUnavailable, SimServer  # noqa: E402
@@ -170,14 +170,24 @@ def test_without_the_token_nothing_is_served_and_nothing_moves(guarded, sim, com
     robot.ok("pose", {"arr": before.tolist()})
 
 
+@hil_serl.may_build
 def test_the_stock_client_runs_unaltered_with_the_token_in_its_server_url(guarded, sim):
-    """HIL-SERL posts to SERVER_URL + "getstate": SERVER_URL = http://host:port/<token>/ carries the token."""
+    """HIL-SERL posts to SERVER_URL + "getstate": SERVER_URL = http://host:port/<token>/ carries the token. HIL-SERL's
+    own FrankaEnv (tests/hil_serl.Remote) with ram_insertion's config, its cameras left out (none here)."""
     url, _ = guarded
-    env = StockEnv(Robot(f"{url}{TOKEN}/"), RAM_INSERTION, np.random.default_rng(1))
-    aimed = env.reset()
-    for _ in range(5):
-        env.step(np.r_[0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    assert np.linalg.norm(env.currpos[:3] - aimed[:3]) < 0.1, (env.currpos, aimed)
+    spec = {
+        "env": "franka_env.envs.franka_env:FrankaEnv",
+        "config": "experiments.ram_insertion.config:EnvConfig",
+        "server": f"{url}{TOKEN}/",
+        "cameras": False,
+    }
+    with hil_serl.Remote(spec, [f"{url}{TOKEN}/"]) as env:
+        env.reset()
+        start = np.array(env.get("currpos"))
+        for _ in range(5):
+            env.step(np.r_[0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        moved = np.array(env.get("currpos"))
+    assert moved[0] - start[0] > 0.005, (start, moved)  # it moved along +x, every request through the guard
 
 
 def test_a_bearer_token_and_the_camera_client_url(guarded):

@@ -13,7 +13,7 @@ import time
 
 import hil_serl
 import numpy as np
-from stock_env import RAM_INSERTION
+from example_configs import RAM_INSERTION
 from test_tasks import in_hand, task_world, truth
 
 from conftest import wait_until

@@ -34,6 +34,7 @@ from builtin_interfaces.msg import Time
 from control_msgs.action import GripperCommand
 from controller_manager_msgs.msg import ControllerState
 from controller_manager_msgs.srv import ListControllers, SwitchController
+from example_configs import RAM_INSERTION
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from harness import Process
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
@@ -45,7 +46,6 @@ from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 from std_srvs.srv import Trigger
-from stock_env import RAM_INSERTION
 from tf2_msgs.msg import TFMessage
 
 from isaac_franka_bridge.real import compliance, gripper, kinematics, state

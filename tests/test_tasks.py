@@ -1,7 +1,9 @@
 """HIL-SERL's example experiments as simulated worlds (config/tasks/), each launched as `make sim
-ARGS="task:=<name>"` launches it, on free ports: the experiment's reset sequence from the contract's
-facts, then moves at 10 Hz through the original routes, and the ground truth (GET /task, computed from
-the physics) turns true only where the task is done. Real launch, real nodes, real HTTP, real MuJoCo."""
+ARGS="task:=<name>"` launches it, on free ports, with the cameras the experiment's env reads: HIL-SERL's own env
+classes (RAMEnv, USBEnv, HandOffEnv in DualFrankaEnv, FrankaWrenchEnv), unaltered, in HIL-SERL's environment
+(tests/hil_serl.Remote), reset and step against it, or moves at 10 Hz through the original routes, and the ground
+truth (GET /task, computed from the physics) turns true only where the task is done. Real launch, real nodes, real
+HTTP, real MuJoCo."""
 
 from __future__ import annotations
 
@@ -10,19 +12,11 @@ import tempfile
 import threading
 import time
 
+import hil_serl
 import numpy as np
+from example_configs import HZ, RAM_INSERTION, USB_PICKUP_INSERTION, euler_to_quat, proportional_action
 from harness import world_on_free_ports
 from scipy.spatial.transform import Rotation, Slerp
-from stock_env import (
-    HZ,
-    RAM_INSERTION,
-    USB_PICKUP_INSERTION,
-    StockEnv,
-    euler_to_quat,
-    proportional_action,
-    ram_reset,
-    usb_reset,
-)
 
 from conftest import Robot, isolated_launch, wait_until
 
@@ -121,42 +115,63 @@ def test_a_launch_of_every_task_answers_on_the_experiments_addresses():
 RAM_TARGET = np.concatenate([RAM_INSERTION.target_pose[:3], euler_to_quat(RAM_INSERTION.target_pose[3:])])
 
 
-def insert(env: StockEnv, target: np.ndarray, robot: Robot, steps: int = 60) -> bool:
+CAMERAS = ("cameras_config:=", "camera_render_divisor:=4")  # the experiment's cameras (its env reads them), small
+
+
+def hil_serl_env(experiment: str, env_class: str, robot: Robot) -> hil_serl.Remote:
+    """One of HIL-SERL's env classes of the experiment (its wrapper.py), with its config's every value but the
+    server (this world's) and DISPLAY_IMAGE (no screen)."""
+    spec = {
+        "env": f"experiments.{experiment}.wrapper:{env_class}",
+        "config": f"experiments.{experiment}.config:EnvConfig",
+        "server": robot.url,
+    }
+    return hil_serl.Remote(spec, [robot.url])
+
+
+def insert(env: hil_serl.Remote, target: np.ndarray, robot: Robot, steps: int = 60) -> bool:
     """A proportional policy toward `target` at 10 Hz through the env's step(); True once the ground truth
     says success."""
     for _ in range(steps):
-        env.step(proportional_action(env.currpos, target, env.config.action_scale))
+        env.step(proportional_action(np.array(env.get("currpos")), target, RAM_INSERTION.action_scale))
         if truth(robot)["success"]:
             return True
     return False
 
 
+@hil_serl.may_build
 def test_ram_insertion_succeeds_only_with_the_stick_seated_in_the_slot():
-    with task_world("ram_insertion") as (clients, spec):
+    """RAMEnv's reset (random x, y within 2 cm, yaw within 0.05 rad, pitched 0.05 rad, above the slot), then
+    steps toward TARGET_POSE: seated; beside it: jammed."""
+    with (
+        task_world("ram_insertion", *CAMERAS) as (clients, spec),
+        hil_serl_env("ram_insertion", "RAMEnv", clients[""]) as env,
+    ):
         robot = clients[""]
         start = truth(robot)
         assert start["task"] == "ram_insertion" and not start["success"]
         assert start["values"]["error_m"] and "ram" in start["objects"] and "dimm_slot" in start["objects"]
-        env = StockEnv(robot, RAM_INSERTION, np.random.default_rng(3))
-        held = in_hand(robot, "ram")
         # 5 mm beside the slot, across it (the stick lands on the slot's wall) and along it (its notch beside the
         # slot's key, its end on the end wall): it jams short of seated, pressed down with the experiment's own
         # compliance parameters, and does not move in the fingers
         for beside in ([0, -0.005, 0.005, 0, 0, 0, 0], [-0.005, 0, 0.005, 0, 0, 0, 0]):
-            ram_reset(env)
+            env.reset()
+            held = in_hand(robot, "ram")
             assert not insert(env, RAM_TARGET - beside, robot, steps=40)
             jammed = truth(robot)
             assert float(jammed["values"]["error_m"]) > 0.0025, (beside, jammed["detail"])  # on a wall or the key
             slipped = np.linalg.norm(in_hand(robot, "ram") - held)
             assert slipped < SLIP, (beside, slipped)
         # the experiment's own target: seated
-        ram_reset(env)
+        env.reset()
         assert not truth(robot)["success"]
         pressing = RAM_TARGET - [0, 0, 0.005, 0, 0, 0, 0]  # pressing down a little, within ABS_POSE_LIMIT
         assert insert(env, pressing, robot), truth(robot)["detail"]
-        assert np.linalg.norm(env.currpos[:3] - RAM_TARGET[:3]) < 0.01  # at TARGET_POSE (within the slot's play)
+        assert (
+            np.linalg.norm(np.array(env.get("currpos"))[:3] - RAM_TARGET[:3]) < 0.01
+        )  # at TARGET_POSE (the slot's play)
         # pulled out by the next reset: no longer a success, the stick still in the gripper
-        ram_reset(env)
+        env.reset()
         after = truth(robot)
         assert not after["success"] and after["values"].get("error_m")
         assert "gripper" in after["detail"] or "mm from" in after["detail"]
@@ -167,14 +182,18 @@ USB_PLUGGED = np.array([0.553, 0.177, 0.2373])
 PRESSING = {f"translational_clip_{s}{a}": 0.01 for s in ("", "neg_") for a in "xyz"}
 
 
+@hil_serl.may_build
 def test_usb_counts_only_plugged_into_the_port_and_the_reset_drops_it():
-    """The stick starts plugged in. The experiment's reset takes it at TARGET_POSE, pulls it out and drops
-    it on the platform (no success). Plugged in again by /task/reset, taken and pulled out the same way,
-    it is plugged back in at TARGET_POSE (success) and jams 5 mm beside the hole (no success)."""
-    with task_world("usb_pickup_insertion") as (clients, _):
+    """The stick starts plugged in. USBEnv's reset takes it at TARGET_POSE, pulls it out and drops it on the
+    platform (no success); its observation has the experiment's four camera keys, 128 x 128 images (the side
+    camera twice: side_policy and side_classifier). Plugged in again by /task/reset, taken and pulled out the
+    same way, it is plugged back in at TARGET_POSE (success) and jams 5 mm beside the hole (no success)."""
+    with task_world("usb_pickup_insertion", *CAMERAS) as (clients, _):
         robot = clients[""]
         assert truth(robot)["success"], "the stick starts plugged in"
-        usb_reset(StockEnv(robot, USB_PICKUP_INSERTION, np.random.default_rng(1)))
+        with hil_serl_env("usb_pickup_insertion", "USBEnv", robot) as env:
+            images = env.reset()["observation"]["images"]
+        assert images == {k: [128, 128, 3] for k in ("wrist_1", "wrist_2", "side_policy", "side_classifier")}
         dropped = truth(robot)
         assert not dropped["success"] and float(dropped["values"]["error_m"]) > 0.02, dropped["detail"]
         assert dropped["objects"]["usb"][2] < USB_PLUGGED[2] + 0.01, "the stick lies on the platform"
@@ -323,3 +342,47 @@ def test_egg_flip_server_drives_the_wrench_controller_and_the_egg_rides_in_the_p
         assert wait_until(
             lambda: robot.session.get(robot.url + "health", timeout=5).json()["robot_mode"] == "idle", 2.0
         )
+
+
+@hil_serl.may_build
+def test_object_handovers_env_as_its_config_builds_it_sees_both_arms_cameras_and_steps_both():
+    """HIL-SERL's object_handover env as its config's get_environment builds it (a HandOffEnv per arm inside
+    DualFrankaEnv, DualSpacemouseIntervention, DualRelativeFrame, DualQuat2EulerWrapper, SERLObsWrapper,
+    ChunkingWrapper, GripperPenaltyWrapper), pointed at the world: its reset (each arm's "Press Enter to
+    continue" answered), every camera of both arms as 128 x 128 images, and a step that moves both arms down."""
+    with task_world("object_handover", *CAMERAS) as (clients, _):
+        left, right = clients["left"], clients["right"]
+        spec = {"experiment": "object_handover", "servers": {"LeftEnvConfig": left.url, "RightEnvConfig": right.url}}
+        with hil_serl.Remote(spec, [left.url, right.url]) as env:
+            observation = env.reset(prompts=["Press Enter to continue"] * 2)["observation"]
+            images = {k: v for k, v in observation.items() if k != "state"}
+            cameras = ("left/wrist", "left/side", "left/side_classifier", "right/wrist")  # the side camera twice
+            assert images == {k: [1, 128, 128, 3] for k in cameras}, observation
+            before = left.pose(), right.pose()
+            action = np.zeros(14)
+            action[[2, 9]] = 0.5  # each arm's z in its end-effector frame (pointing down): 2 cm down
+            env.step(action)
+            time.sleep(0.5)
+            assert before[0][2] - left.pose()[2] > 0.005 and before[1][2] - right.pose()[2] > 0.005, before
+
+
+@hil_serl.may_build
+def test_frankawrenchenvs_reset_and_steps_drive_the_egg_flip_controller():
+    """HIL-SERL's FrankaWrenchEnv with egg_flip's config (EggFlipEnvConfig, unaltered but its server): its reset
+    (the egg-flip server's /reset) and steps through /wrench at 10 Hz; +1 on z is 12 N up (ACTION_SCALE)."""
+    with task_world("egg_flip", *CAMERAS) as (clients, _):
+        robot = clients[""]
+        spec = {
+            "env": "franka_env.envs.franka_wrench_env:FrankaWrenchEnv",
+            "config": "experiments.egg_flip.config:EggFlipEnvConfig",
+            "server": robot.url,
+        }
+        with hil_serl.Remote(spec, [robot.url]) as env:
+            observation = env.reset()["observation"]
+            assert observation["images"] == {"wrist_1": [128, 128, 3], "side": [128, 128, 3]}
+            time.sleep(1.0)  # the controller's joint move back to its reset joints
+            start = robot.pose()
+            for _ in range(3):
+                env.step([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+            assert robot.pose()[2] - start[2] > 0.02, (start, robot.pose())
+            assert truth(robot)["values"]["on"] == "true"  # the egg rides in the pan

@@ -13,14 +13,13 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-import threading
 import time
 
+import hil_serl
 import numpy as np
 import pytest
 from harness import wait_until
-from stock_env import PICK_CUBE, StockEnv
-from test_scripted_expert import EnvArm, SpaceMice, intervene
+from test_scripted_expert import pick_cube_actor
 
 from conftest import second_robot
 
@@ -84,27 +83,13 @@ def frames_shown(driver) -> dict[str, int]:
 
 @contextlib.contextmanager
 def stepping_env(robot):
-    """HIL-SERL's actor on the pick_cube world, as test_scripted_expert emulates it: each step at 10 Hz the
-    SpaceMouse's intervention (or the zero policy) through FrankaEnv.step. Yields the env's arm."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FRANKA_SIM_SPACEMOUSE_URLS", robot.url)
-        mice = SpaceMice()
-    arm = EnvArm(StockEnv(robot, PICK_CUBE))
-    stop = threading.Event()
-
-    def run() -> None:
-        while not stop.is_set():
-            action, _ = intervene(mice, np.zeros(7), grippers=True)
-            arm.step(action)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield arm
-    finally:
-        stop.set()
-        thread.join(5)
-        mice.close()
+    """HIL-SERL's actor on the page's world, unaltered, in its environment (tests/hil_serl.ACTOR): FrankaEnv and
+    SpacemouseIntervention reading SpaceMouseExpert over the virtual SpaceMouse, the zero policy at 10 Hz, from
+    its reset on."""
+    with hil_serl.actor({**pick_cube_actor(robot.url), "episodes": 0}, [robot.url]) as env:
+        env.expect("@@ reset", hil_serl.ACTOR_START)
+        env.answer()
+        yield env
 
 
 def test_the_page_shows_every_camera_live_and_the_robot_state(page, camera_world):
@@ -130,7 +115,7 @@ def test_the_page_shows_every_camera_live_and_the_robot_state(page, camera_world
 def test_a_key_held_on_the_page_moves_the_simulated_arm_through_the_stock_env(page, camera_world):
     """W is +x of the robot's base (SpaceMouse y = -1), A is +y; released, the arm stops; the on-screen pad's
     "down" held with the pointer lowers the hand; C closes the gripper."""
-    with stepping_env(camera_world) as arm:
+    with stepping_env(camera_world):
         time.sleep(0.5)
         start = camera_world.pose()
         hold(page, "w", 1.5)
@@ -158,7 +143,6 @@ def test_a_key_held_on_the_page_moves_the_simulated_arm_through_the_stock_env(pa
         assert camera_world.state()["gripper_pos"] > 0.85  # open, as the Robotiq starts
         hold(page, "c", 0.05)  # a tap: the page holds the button for 0.3 s, so a 10 Hz env sees it
         assert wait_until(lambda: camera_world.state()["gripper_pos"] < 0.5, 5.0), camera_world.state()
-        assert arm.gripper_commands == ["close_gripper"]
     answer = camera_world.session.get(camera_world.url + "spacemouse", timeout=5).json()
     assert answer["axes"] == [0.0] * 6 and answer["buttons"] == [0, 0]  # nothing left deflected
 

@@ -10,12 +10,12 @@ import tempfile
 import threading
 import time
 
+import hil_serl
 import numpy as np
 import pytest
 import requests
 from harness import world_on_free_ports
 from scipy.spatial.transform import Rotation
-from stock_env import ExperimentConfig, StockEnv
 from test_gripper import move, open_fully, settled_opening
 from tf2_msgs.msg import TFMessage
 
@@ -178,25 +178,43 @@ def test_each_server_is_one_node_and_reads_its_state_through_a_hidden_reader(arm
             assert {(r.node_name, r.node_namespace) for r in readers} >= {("_franka_server_state", namespace)}
 
 
+@hil_serl.may_build
 def test_two_stock_clients_step_both_arms_at_10_hz_at_once(arms):
-    """FrankaEnv's call sequence (reset, then random steps at 10 Hz), one env per server, at once."""
+    """HIL-SERL's FrankaEnv (tests/hil_serl.Remote), one per server, with a DefaultEnvConfig reset where its arm
+    is (the default compliance, a 10 cm box around it, ram_insertion's action scale, no cameras): reset, then random
+    steps at 10 Hz, at once."""
     clients, _, _ = arms
     results: dict[str, object] = {}
 
     def run(name: str, seed: int) -> None:
         try:
             pose = clients[name].pose()
-            euler = Rotation.from_quat(pose[3:]).as_euler("xyz")
-            config = ExperimentConfig(np.concatenate([pose[:3], euler]), DEFAULT_COMPLIANCE, DEFAULT_COMPLIANCE)
-            env = StockEnv(clients[name], config, np.random.default_rng(seed))
-            env.reset()
-            start, periods = time.monotonic(), []
-            for _ in range(30):
-                env.step(env.rng.uniform(-1.0, 1.0, 7) * [1, 1, 1, 0.2, 0.2, 0.2, 0])
-                periods.append(time.monotonic() - start)
-                start = time.monotonic()
-            results[name] = (np.array(periods), np.linalg.norm(env.currpos[:3] - pose[:3]))
-        except Exception as exc:  # reported below, from the test's thread
+            reset = np.concatenate([pose[:3], Rotation.from_quat(pose[3:]).as_euler("xyz")])
+            values = {
+                "RESET_POSE": reset.tolist(),
+                "ABS_POSE_LIMIT_LOW": (reset - [0.1, 0.1, 0.1, 0.5, 0.5, 0.5]).tolist(),
+                "ABS_POSE_LIMIT_HIGH": (reset + [0.1, 0.1, 0.1, 0.5, 0.5, 0.5]).tolist(),
+                "ACTION_SCALE": [0.01, 0.06, 1.0],  # ram_insertion's (DefaultEnvConfig's is zero)
+                "COMPLIANCE_PARAM": DEFAULT_COMPLIANCE,
+                "PRECISION_PARAM": DEFAULT_COMPLIANCE,
+            }
+            spec = {
+                "env": "franka_env.envs.franka_env:FrankaEnv",
+                "config": "franka_env.envs.franka_env:DefaultEnvConfig",
+                "server": clients[name].url,
+                "values": values,
+                "cameras": False,
+            }
+            rng = np.random.default_rng(seed)
+            with hil_serl.Remote(spec, [clients[name].url]) as env:
+                env.reset()
+                start, periods = time.monotonic(), []
+                for _ in range(30):
+                    env.step(rng.uniform(-1.0, 1.0, 7) * [1, 1, 1, 0.2, 0.2, 0.2, 0])
+                    periods.append(time.monotonic() - start)
+                    start = time.monotonic()
+                results[name] = (np.array(periods), np.linalg.norm(np.array(env.get("currpos"))[:3] - pose[:3]))
+        except BaseException as exc:  # reported below, from the test's thread (pytest.fail included)
             results[name] = exc
 
     threads = [threading.Thread(target=run, args=(n, i)) for i, n in enumerate(clients)]
@@ -205,7 +223,7 @@ def test_two_stock_clients_step_both_arms_at_10_hz_at_once(arms):
     for t in threads:
         t.join()
     for name, result in results.items():
-        assert not isinstance(result, Exception), f"{name}: {result!r}"
+        assert not isinstance(result, BaseException), f"{name}: {result!r}"
         periods, travelled = result
         assert np.median(periods) < 0.15, f"{name}: step periods {np.round(periods, 3)}"
         assert travelled > 0.005, f"{name} did not move under its env's actions"

@@ -512,14 +512,17 @@ class ObjectHandover(Expert):
 # ====================================================================== egg_flip
 class EggFlip(Expert):
     """No expert: in this simulation no wrench sequence within the original controller's limits turns the
-    egg over (docs/tasks.md, "Known limit"), so none can be scripted; this says so instead of pretending."""
+    egg over (docs/tasks.md, "Known limit"; measured in tests/test_egg_flip.py), so none can be scripted;
+    this says so instead of pretending."""
 
     name = "egg_flip"
 
     def __init__(self, *args, **kwargs) -> None:
         raise ExpertBlocked(
             "egg_flip has no scripted expert: no wrench sequence within the original egg-flip controller's "
-            "limits flips the egg in this simulation (docs/tasks.md, egg_flip, 'Known limit'); the flip is open"
+            "limits flips the egg in this simulation: the model's arm (0.1 kg m^2 of rotor inertia per joint; "
+            "the FR3's torque-control identification has 0.074 to 0.195) cannot pull the pan down under the egg "
+            "faster than gravity (docs/tasks.md, egg_flip, 'Known limit'); the flip is open"
         )
 
 

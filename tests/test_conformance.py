@@ -6,24 +6,16 @@ import json
 
 import numpy as np
 import pytest
+from example_configs import RAM_INSERTION
 
 from isaac_franka_bridge.controller import DEFAULT_COMPLIANCE
 
 from conftest import wait_until
 
 CONTROLLER = "/cartesian_impedance_controller"
-# ram_insertion's PRECISION_PARAM (HIL-SERL examples/experiments/ram_insertion/config.py): every
-# rotational clip 0.5, above the 0.1 maximum; the real server clamps them and applies the whole set
-RAM_PRECISION_PARAM = {
-    "translational_stiffness": 2000,
-    "translational_damping": 89,
-    "rotational_stiffness": 250,
-    "rotational_damping": 9,
-    "translational_Ki": 0.0,
-    **{f"translational_clip_{s}{a}": 0.1 for s in ("", "neg_") for a in "xyz"},
-    **{f"rotational_clip_{s}{a}": 0.5 for s in ("", "neg_") for a in "xyz"},
-    "rotational_Ki": 0.0,
-}
+# ram_insertion's PRECISION_PARAM (HIL-SERL's config, checked by test_example_configs.py): every rotational clip
+# 0.5, above the 0.1 maximum; the real server clamps them and applies the whole set
+RAM_PRECISION_PARAM = RAM_INSERTION.precision_param
 
 # body sent -> values read back over ROS 2 (None: not sent, unchanged)
 UPDATE_PARAM_CASES = {

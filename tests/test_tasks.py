@@ -151,6 +151,13 @@ def test_ram_insertion_succeeds_only_with_the_stick_seated_in_the_slot():
         start = truth(robot)
         assert start["task"] == "ram_insertion" and not start["success"]
         assert start["values"]["error_m"] and "ram" in start["objects"] and "dimm_slot" in start["objects"]
+        # the experiment's own target, the stick in the hand as at the start: seated
+        env.reset()
+        assert not truth(robot)["success"]
+        pressing = RAM_TARGET - [0, 0, 0.005, 0, 0, 0, 0]  # pressing down a little, within ABS_POSE_LIMIT
+        assert insert(env, pressing, robot), truth(robot)["detail"]
+        at_target = np.linalg.norm(np.array(env.get("currpos"))[:3] - RAM_TARGET[:3])
+        assert at_target < 0.01, at_target  # at TARGET_POSE (within the slot's play)
         # 5 mm beside the slot, across it (the stick lands on the slot's wall) and along it (its notch beside the
         # slot's key, its end on the end wall): it jams short of seated, pressed down with the experiment's own
         # compliance parameters, and does not move in the fingers
@@ -162,15 +169,7 @@ def test_ram_insertion_succeeds_only_with_the_stick_seated_in_the_slot():
             assert float(jammed["values"]["error_m"]) > 0.0025, (beside, jammed["detail"])  # on a wall or the key
             slipped = np.linalg.norm(in_hand(robot, "ram") - held)
             assert slipped < SLIP, (beside, slipped)
-        # the experiment's own target: seated
-        env.reset()
-        assert not truth(robot)["success"]
-        pressing = RAM_TARGET - [0, 0, 0.005, 0, 0, 0, 0]  # pressing down a little, within ABS_POSE_LIMIT
-        assert insert(env, pressing, robot), truth(robot)["detail"]
-        assert (
-            np.linalg.norm(np.array(env.get("currpos"))[:3] - RAM_TARGET[:3]) < 0.01
-        )  # at TARGET_POSE (the slot's play)
-        # pulled out by the next reset: no longer a success, the stick still in the gripper
+        # taken out by the next reset: no success, the stick still in the gripper
         env.reset()
         after = truth(robot)
         assert not after["success"] and after["values"].get("error_m")

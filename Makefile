@@ -3,23 +3,34 @@
 # own environment, from ../shared/hil-serl, for the tests that run HIL-SERL's code: scripts/hil_serl_env.sh):
 #   make sim    the simulated Franka (MuJoCo) + franka_server_ros2 on http://127.0.0.1:5000/
 #   make test   the test suite over real ROS 2, real HTTP and real physics
-# More: make shell (a shell in the environment), make bench, make lint, make clean.
+# HIL-SERL's example experiments, one command per step (scripts/hil_serl.py --help):
+#   make experiment TASK=ram_insertion STEP=successes|classifier|demos|train ARGS="--demos 2 ..."
+# More: make shell (a shell in the environment), make bench, make bench-pipeline, make lint, make clean.
 SHELL := /bin/bash
 RUN := scripts/run.sh
 ARGS ?=
+TASK ?= ram_insertion
+STEP ?=
 
-.PHONY: sim test shell bench lint env clean
+.PHONY: sim test experiment shell bench bench-pipeline lint env clean
 
 sim:
 	@$(RUN) scripts/sim_banner.sh ros2 launch isaac_franka_bridge sim.launch.py $(ARGS)
 
 test:
 	@scripts/install_browser.sh
+	@scripts/install_xvfb.sh
 	@scripts/hil_serl_env.sh
 	@$(RUN) python -m pytest tests $(ARGS)
 
+experiment:
+	@python3 scripts/hil_serl.py $(TASK) $(or $(STEP),--help) $(ARGS)
+
 bench:
 	@$(RUN) python benchmarks/run.py $(ARGS)
+
+bench-pipeline:
+	@$(RUN) python benchmarks/run.py --pipeline-only $(ARGS)
 
 shell:
 	@$(RUN) bash --rcfile <(echo 'PS1="(franka-sim) $$PS1"')

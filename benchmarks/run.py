@@ -17,6 +17,10 @@
    stand-in's pipelines, read by VideoCapture-like threads), with a bare Flask route (same HTTP stack, no
    ROS) asked in the same loop as the floor; observation p50/p99, step period, POST /pose until the
    simulated controller has the target, real-time factor and CPU per process, all in one run.
+7. (only with --pipeline-only, `make bench-pipeline`: about 15 minutes) HIL-SERL's ram_insertion pipeline with the
+   scripted expert through scripts/hil_serl.py, from nothing running and an empty experiment directory: each
+   step's wall time, the time to the first demo, env steps/s of record_demos and of the actor beside its
+   learner; written to its own section of results.md.
 """
 
 from __future__ import annotations
@@ -761,6 +765,74 @@ def camera_rows(cam: dict, f) -> list[tuple[str, str]]:
     return rows
 
 
+ROOT = Path(__file__).resolve().parent.parent
+PIPELINE_SECTION = "## The HIL-SERL pipeline"
+
+
+def pipeline_step(directory: Path, step: str, *flags: str) -> dict:
+    """One step of scripts/hil_serl.py for ram_insertion, its lines shown; its summary.json."""
+    argv = [sys.executable, str(ROOT / "scripts" / "hil_serl.py"), "ram_insertion", step, "--dir", str(directory)]
+    print(f"scripts/hil_serl.py ram_insertion {step} {' '.join(flags)}", flush=True)
+    if subprocess.run([*argv, *flags], cwd=ROOT).returncode != 0:
+        raise RuntimeError(f"scripts/hil_serl.py ram_insertion {step} failed (its lines above)")
+    logs = sorted((directory / "logs").glob(f"{step}-*"))[-1]
+    return json.loads((logs / "summary.json").read_text())
+
+
+def pipeline(args) -> list[tuple[str, str]]:
+    """ram_insertion from nothing running (HIL-SERL's environment built, no world, an empty experiment
+    directory) through demos to the actor beside its learner, with the scripted expert."""
+    weights = ["--random-encoder-weights"]  # labelled in the results where SERL's ResNet-10 is not at ~/.serl
+    with tempfile.TemporaryDirectory(prefix="pipeline-") as tmp:
+        directory = Path(tmp)
+        successes = pipeline_step(directory, "successes", "--successes", str(args.pipeline_successes))
+        epochs, batch = args.pipeline_classifier
+        flags = ("--epochs", str(epochs), "--batch-size", str(batch))
+        classifier = pipeline_step(directory, "classifier", *weights, *flags)
+        demos = pipeline_step(directory, "demos", *weights, "--demos", str(args.pipeline_demos))
+        train = pipeline_step(directory, "train", *weights, "--steps", str(args.pipeline_steps))
+    first = successes["wall_s"] + classifier["wall_s"] + demos["first_demo_s"]
+    label = " (random encoder weights)" if train["random_encoder_weights"] else ""
+    return [
+        (f"successes: {successes['successes']} success transitions, step wall time (world start to stop)",
+         f"{successes['wall_s']:.0f} s"),
+        ("successes: record_success_fail env steps/s (resets included)", f"{successes['env_steps_per_s']:.1f}"),
+        (f"classifier: train_reward_classifier {epochs} epochs, batch {batch}, step wall time{label}",
+         f"{classifier['wall_s']:.0f} s"),
+        ("demos: from the step's start to the first demo", f"{demos['first_demo_s']:.0f} s"),
+        (f"time from nothing to the first demo (successes + classifier + demos' first){label}", f"{first:.0f} s"),
+        (f"demos: record_demos env steps/s ({demos['demos']} demos, {demos['env_steps']} steps, resets included)",
+         f"{demos['env_steps_per_s']:.1f}"),
+        (f"demos: step wall time ({demos['demos']} demos)", f"{demos['wall_s']:.0f} s"),
+        (f"train: actor env steps/s beside its learner ({train['actor_steps']} steps; learner "
+         f"{train['learner_updates']} updates meanwhile){label}", f"{train['env_steps_per_s']:.2f}"),
+        (f"train: step wall time (world, learner until it listens, actor, {train['actor_steps']} steps)",
+         f"{train['wall_s']:.0f} s"),
+    ]  # fmt: skip
+
+
+def write_pipeline(rows: list[tuple[str, str]]) -> None:
+    """The pipeline's table as its own section of results.md (replacing the previous one)."""
+    width = max(len(r[0]) for r in rows)
+    table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    section = (
+        f"{PIPELINE_SECTION} (`make bench-pipeline`, {stamp})\n\nMachine: {machine()}\n\n"
+        "HIL-SERL's own scripts, unaltered, through `scripts/hil_serl.py` for ram_insertion with the scripted expert, "
+        "from nothing running (HIL-SERL's environment built, no world, an empty experiment directory); each step "
+        "starts and stops its world.\n\n"
+        f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|\n{table}\n"
+    )
+    old = RESULTS.read_text() if RESULTS.exists() else ""
+    start = old.find("\n" + PIPELINE_SECTION)
+    if start < 0:
+        RESULTS.write_text(old.rstrip("\n") + "\n\n" + section)
+    else:
+        end = old.find("\n## ", start + 1)
+        RESULTS.write_text(old[: start + 1] + section + (old[end:] if end >= 0 else ""))
+    print(f"written to {RESULTS} ({PIPELINE_SECTION})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ticks", type=int, default=20000, help="physics ticks for the capacity figure")
@@ -777,6 +849,12 @@ def main() -> int:
     parser.add_argument("--camera-client", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
     parser.add_argument("--stock-client", nargs=3, metavar=("URL", "BARE_URL", "STEPS"), help=argparse.SUPPRESS)
     parser.add_argument("--bare-flask", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--pipeline-only", action="store_true", help="only HIL-SERL's ram_insertion pipeline (7.)")
+    parser.add_argument("--pipeline-successes", type=int, default=60, help="pipeline: success transitions")
+    parser.add_argument("--pipeline-classifier", type=int, nargs=2, default=(100, 128), metavar=("EPOCHS", "BATCH"),
+                        help="pipeline: the classifier's epochs and batch size")  # fmt: skip
+    parser.add_argument("--pipeline-demos", type=int, default=5, help="pipeline: demos to record")
+    parser.add_argument("--pipeline-steps", type=int, default=300, help="pipeline: actor steps beside the learner")
     args = parser.parse_args()
     if args.camera_client:  # the client process of the run with cameras
         print(json.dumps(camera_client(args.camera_client[0], float(args.camera_client[1]))))
@@ -789,6 +867,13 @@ def main() -> int:
         bare_flask(args.bare_flask)
         return 0
 
+    if args.pipeline_only:
+        rows = pipeline(args)
+        width = max(len(r[0]) for r in rows)
+        print("\n" + "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows))
+        if not args.no_write:
+            write_pipeline(rows)
+        return 0
     f = lambda pair, unit: f"{pair[0]:.2f} {unit} / {pair[1]:.2f} {unit}"  # noqa: E731
     rows = []
     if args.observation_only:

@@ -3,9 +3,10 @@
 # pipeline runner) run HIL-SERL's code unaltered, from its checkout.
 #   HIL_SERL_DIR    HIL-SERL's checkout (default ../shared/hil-serl beside this repository)
 #   AGENTLACE_DIR   agentlace at the commit serl_launcher pins (default ../shared/agentlace)
-#   HIL_SERL_JAX    JAX's variant: cpu (default) or cuda12 (an NVIDIA GPU, from PyPI; not yet tried)
+#   HIL_SERL_JAX    JAX's variant: cpu or cuda12 (from PyPI; not yet tried on a GPU); default: cuda12 where
+#                   `nvidia-smi -L` lists a GPU, else cpu
 # It holds: Python 3.11 (HIL-SERL's docs use 3.10); scripts/hil_serl_requirements.txt, every version pinned
-# (JAX 0.4.24 on the CPU, flax 0.8.1, optax, distrax, tensorflow-cpu, gymnasium 0.29.1, opencv-python-headless,
+# (JAX 0.4.24 on the CPU, flax 0.8.1, optax, distrax, tensorflow-cpu, gymnasium 0.29.1, opencv-python (GUI),
 # wandb, ...; why each, in that file) and tf-keras; this repository's clients/virtual_realsense, virtual_spacemouse
 # and scripted_expert, pip-installed (not editable: their .pth hooks need a real install) and reinstalled when
 # they change. HIL-SERL's serl_launcher and serl_robot_infra (franka_env has no __init__.py) and agentlace are
@@ -19,15 +20,19 @@
 # train_reward_classifier and train_rlpd, with FRANKA_SIM_CAMERAS=1 FRANKA_SIM_SPACEMOUSE=1 FRANKA_SIM_KEYS=1
 # (their imports of pyrealsense2, easyhid and pynput need the stand-ins; ram_insertion's RAMEnv imports pynput).
 # A SAC pixel agent's update, the reward classifier and a flax checkpoint's save and restore ran too.
-# Headless OpenCV has no cv2.imshow: with a config's DISPLAY_IMAGE = True (ram_insertion, usb_pickup_insertion)
-# FrankaEnv's image-display thread dies at its first frame and its queue then grows by every step's images.
+# OpenCV is the GUI build: with a config's DISPLAY_IMAGE = True (ram_insertion, usb_pickup_insertion) FrankaEnv's
+# image-display thread calls cv2.imshow, which the headless build lacks (the thread died at its first frame and
+# its queue then grew by every step's images); it needs an X display (scripts/hil_serl.py starts an Xvfb).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv-hil-serl"
 HIL_SERL_DIR="${HIL_SERL_DIR:-$ROOT/../shared/hil-serl}"
 AGENTLACE_DIR="${AGENTLACE_DIR:-$ROOT/../shared/agentlace}"
-HIL_SERL_JAX="${HIL_SERL_JAX:-cpu}"
+if [ -z "${HIL_SERL_JAX:-}" ]; then
+  HIL_SERL_JAX=cpu
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then HIL_SERL_JAX=cuda12; fi
+fi
 CLIENTS=(virtual_realsense virtual_spacemouse scripted_expert)
 
 say() { printf '\033[1;34m[hil-serl-env]\033[0m %s\n' "$*"; }

@@ -1,0 +1,1007 @@
+#!/usr/bin/env python3
+"""One command per step of a HIL-SERL example experiment on the simulated Franka.
+
+    scripts/hil_serl.py TASK STEP [options]          (or: make experiment TASK=... STEP=... ARGS="...")
+
+The steps, in their order; each runs HIL-SERL's own script, unaltered, from its checkout, in the experiment
+directory (runs/TASK/ by default, where the script finds what the steps before it left there):
+
+    env         build HIL-SERL's environment, .venv-hil-serl/ (every other step does this first; cached)
+    successes   record_success_fail.py     -> classifier_data/*.pkl  (the scripted expert presses space, Esc)
+    classifier  train_reward_classifier.py -> classifier_ckpt/       (needs classifier_data/)
+    demos       record_demos.py            -> demo_data/*.pkl        (needs classifier_ckpt/)
+    train       train_rlpd.py --learner, then --actor -> first_run/  (needs classifier_ckpt/, demo_data/)
+
+A step starts the task's world (make sim ARGS="task:=TASK") unless one answers at the config's SERVER_URL,
+and the scripted expert (clients/scripted_expert) unless --expert person (then: the teleop page). It shows
+progress, says where the outputs went, and stops every process it started when the step ends, on Ctrl-C or
+SIGTERM, or when one of them dies (showing that one's last lines). Exit status: 0 done, 1 a part failed,
+2 something the step needs is missing, 130 stopped by Ctrl-C. Standard library only (Python >= 3.10).
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import contextlib
+import json
+import os
+import pickle
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PYTHON = ROOT / ".venv-hil-serl" / "bin" / "python"
+STEPS = ("env", "successes", "classifier", "demos", "train")
+SCRIPTS = {
+    "successes": "record_success_fail.py",
+    "classifier": "train_reward_classifier.py",
+    "demos": "record_demos.py",
+    "train": "train_rlpd.py",
+}
+RESNET_URL = "https://github.com/rail-berkeley/serl/releases/download/resnet10/resnet10_params.pkl"
+RESNET_PATH = Path("~/.serl/resnet10_params.pkl")  # serl_launcher's reward_classifier.py and train_utils.py
+RANDOM_MARK = "RANDOM_ENCODER_WEIGHTS.txt"  # in an experiment directory some of whose outputs used random weights
+LABEL = " [RANDOM ENCODER WEIGHTS, not SERL's ResNet-10]"
+LEARNER_PORTS = (5588, 5589)  # agentlace's request and broadcast ports (serl_launcher's make_trainer_config)
+WORLD_TIMEOUT = 180.0  # [s] a first launch builds nothing but loads meshes, DDS and the camera process
+DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # scripts/run.sh's, not HIL-SERL's
+TQDM = re.compile(r"^(?:(?P<desc>.*?): )?\s*(?:\d+%\|[^|]*\| )?(?P<n>\d+)/(?P<total>\d+) \[")
+SAVED = re.compile(r"saved (\d+) (successful transitions|failure transitions|demos) to (\S+)")
+EPISODE = re.compile(r"\] episode (\d+): (success|no success) after ([\d.]+) s, (.*)$")
+EPOCH = re.compile(r"Epoch: (\d+), Train Loss: ([\d.]+), Train Accuracy: ([\d.]+)")
+
+
+class StepFailed(Exception):
+    """Ends the step: `code` is the exit status, the message is said once."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def say(message: str) -> None:
+    print(f"\033[1;34m[hil-serl]\033[0m {message}", flush=True)
+
+
+# ------------------------------------------------------------------------------------------------- the experiment
+@dataclass
+class Experiment:
+    """A HIL-SERL example experiment as its config.py has it, and where this run of a step writes."""
+
+    task: str
+    servers: list[str]  # the config's SERVER_URLs, in its order (object_handover: left, right)
+    examples: Path  # HIL-SERL's examples/ (its scripts and `experiments` package)
+    directory: Path  # where the scripts run and write (as examples/experiments/TASK/ for run_actor.sh)
+    logs: Path  # this step's logs and summary.json
+    uses_encoder: bool  # the step's scripts load the ResNet-10 (the classifier's, the agent's)
+    random_weights: bool = False  # this step runs with random encoder weights (--random-encoder-weights)
+
+    @property
+    def label(self) -> str:
+        """What a result line carries where random encoder weights made it (this step's, or the classifier's
+        and demos' it builds on)."""
+        random = self.random_weights or (self.directory / RANDOM_MARK).exists()
+        return LABEL if self.uses_encoder and random else ""
+
+
+def server_urls(source: str) -> list[str]:
+    return re.findall(r'SERVER_URL(?:\s*:\s*str)?\s*=\s*"([^"]+)"', source)
+
+
+def load_experiment(hil_serl: Path, task: str, directory: Path, step: str) -> Experiment:
+    config = hil_serl / "examples" / "experiments" / task / "config.py"
+    if not config.is_file():
+        known = sorted(p.parent.name for p in (hil_serl / "examples" / "experiments").glob("*/config.py"))
+        raise StepFailed(f"no experiment {task!r} in {hil_serl}/examples/experiments (there: {', '.join(known)})", 2)
+    text = config.read_text()
+    servers = server_urls(text)
+    for module in re.findall(r"from franka_env\.envs\.(\w+) import", text) if not servers else ():  # inherited
+        servers = servers or server_urls((hil_serl / "serl_robot_infra/franka_env/envs" / f"{module}.py").read_text())
+    if not servers:
+        raise StepFailed(f"no SERVER_URL in {config} nor in the franka_env modules it imports", 2)
+    logs = directory / "logs" / f"{step}-{datetime.now():%Y%m%d-%H%M%S}"
+    logs.mkdir(parents=True, exist_ok=True)
+    return Experiment(task, servers, hil_serl / "examples", directory, logs, step != "successes")
+
+
+# ------------------------------------------------------------------------------------------------- processes
+Handler = Callable[["Part", str], None]
+
+
+class Part:
+    """A process of the step in a process group of its own; its output goes to LOGS/NAME.log and, split into
+    records at each newline or carriage return (tqdm's refreshes), to `on_record`; raw text to `on_text`."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        logs: Path,
+        env: dict[str, str],
+        cwd: Path | None = None,
+        on_record: Handler | None = None,
+        on_text: Handler | None = None,
+        pass_fds: tuple[int, ...] = (),
+    ) -> None:
+        self.name, self.log_path = name, logs / f"{name}.log"
+        self.on_record, self.on_text = on_record, on_text
+        self.records: deque[str] = deque(maxlen=400)
+        self.popen = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+        self.reader = threading.Thread(target=self._read, name=f"read-{name}", daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        decoder, pending = codecs.getincrementaldecoder("utf-8")(errors="replace"), ""
+        with open(self.log_path, "ab") as log:
+            while chunk := os.read(self.popen.stdout.fileno(), 65536):
+                log.write(chunk)
+                log.flush()
+                text = decoder.decode(chunk)
+                self._call(self.on_text, text)
+                *records, pending = re.split(r"[\r\n]", pending + text)
+                if TQDM.search(pending) and pending.rstrip().endswith("]"):  # a refresh ends no line: take it now
+                    records.append(pending)
+                    pending = ""
+                for record in filter(str.strip, records):
+                    self.records.append(record)
+                    self._call(self.on_record, record)
+
+    def _call(self, handler: Handler | None, text: str) -> None:
+        try:
+            if handler is not None:
+                handler(self, text)
+        except Exception as exc:  # a parser's fault must not stop the reading (the process would block)
+            print(f"[hil-serl] reading {self.name}'s output: {exc!r}", file=sys.stderr, flush=True)
+
+    def answer(self, line: str = "") -> None:
+        with contextlib.suppress(OSError):
+            self.popen.stdin.write((line + "\n").encode())
+            self.popen.stdin.flush()
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def _group_alive(self) -> bool:
+        self.popen.poll()  # reaps the leader, so that a group of one zombie reads as gone
+        try:
+            os.killpg(self.popen.pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+    def stop(self, grace: float = 10.0) -> None:
+        """SIGINT to the whole group, then SIGTERM after `grace` s, then SIGKILL after 5 s more."""
+        for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+            if not self._group_alive():
+                break
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, sig)
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and self._group_alive():
+                time.sleep(0.1)
+        self.popen.wait()
+        self.reader.join(timeout=2.0)
+
+    def last_lines(self, n: int = 15) -> str:
+        return "\n".join(f"    {record}" for record in list(self.records)[-n:])
+
+
+class Parts:
+    """The processes the step started, stopped in the reverse order when the `with` block ends."""
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self.expected_exit: set[str] = set()  # parts whose end is not a failure (done, or a script that exits)
+
+    def add(self, part: Part) -> Part:
+        self.parts.append(part)
+        return part
+
+    def check(self) -> None:
+        """StepFailed when a part ended that should be running, with its last lines."""
+        for part in self.parts:
+            if part.name not in self.expected_exit and not part.alive():
+                part.reader.join(timeout=2.0)
+                raise StepFailed(
+                    f"{part.name} ended (exit status {part.popen.returncode}); its last lines "
+                    f"({part.log_path}):\n{part.last_lines()}"
+                )
+
+    def __enter__(self) -> Parts:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.parts:
+            say(f"stopping {', '.join(p.name for p in reversed(self.parts))}")
+        for part in reversed(self.parts):
+            part.stop(grace=5.0 if part.name in ("world", "xvfb") else 10.0)
+
+
+def interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def hil_serl_env(exp: Experiment, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of HIL-SERL's scripts and the expert: this one without scripts/run.sh's Python 3.12
+    paths, with the stand-ins switched on (cameras, SpaceMouse, keys from the simulator's server)."""
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+    env.update(
+        FRANKA_SIM_URL=exp.servers[0].rstrip("/"),
+        FRANKA_SIM_CAMERAS="1",
+        FRANKA_SIM_SPACEMOUSE="1",
+        FRANKA_SIM_KEYS="1",
+        PYTHONUNBUFFERED="1",
+        XLA_PYTHON_CLIENT_PREALLOCATE="false",  # as HIL-SERL's run_actor.sh / run_learner.sh
+    )
+    return {**env, **(extra or {})}
+
+
+# ------------------------------------------------------------------------------------------------- HTTP
+def http(url: str, method: str = "GET", body: dict | None = None, timeout: float = 3.0) -> tuple[int, bytes]:
+    data = json.dumps(body).encode() if body is not None else (b"" if method == "POST" else None)
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except (OSError, ValueError):
+        return 0, b""
+
+
+def world_task(url: str) -> str | None:
+    """The task of the simulated world answering at `url`; '' while it has no fresh state; None: nobody."""
+    status, body = http(url.rstrip("/") + "/health")
+    if status == 0:
+        return None
+    if status != 200 or json.loads(body or b"{}").get("status") != "ok":
+        return ""
+    status, body = http(url.rstrip("/") + "/task")
+    return json.loads(body).get("task", "") if status == 200 else ""
+
+
+# ------------------------------------------------------------------------------------------------- what a step needs
+def gpu_present() -> bool:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    listed = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    return listed.returncode == 0 and "GPU " in listed.stdout
+
+
+def build_env(hil_serl: Path) -> None:
+    """scripts/hil_serl_env.sh: Python 3.11, the pins that import together, JAX for this machine, the clients."""
+    jax = os.environ.get("HIL_SERL_JAX") or ("cuda12" if gpu_present() else "cpu")
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+    env.update(HIL_SERL_DIR=str(hil_serl), HIL_SERL_JAX=jax)
+    started = time.monotonic()
+    if subprocess.run([str(ROOT / "scripts" / "hil_serl_env.sh")], env=env).returncode != 0:
+        raise StepFailed("scripts/hil_serl_env.sh could not build HIL-SERL's environment (its message above)", 2)
+    why = "an NVIDIA GPU is present" if jax == "cuda12" else "no NVIDIA GPU here"
+    say(f"HIL-SERL's environment: .venv-hil-serl/ (Python 3.11, JAX {jax}: {why}; {time.monotonic() - started:.0f} s)")
+
+
+def encoder_weights(exp: Experiment, random_ok: bool) -> dict[str, str]:
+    """What HIL-SERL's script needs in its environment to find ResNet-10 weights ({}: the user's ~/.serl)."""
+    if RESNET_PATH.expanduser().is_file():
+        if random_ok:
+            say(f"--random-encoder-weights ignored: SERL's pretrained ResNet-10 is at {RESNET_PATH}")
+        return {}
+    if not random_ok:
+        status, _ = http(RESNET_URL, method="HEAD", timeout=8.0)
+        if 200 <= status < 400:
+            say(f"SERL's pretrained ResNet-10 is not at {RESNET_PATH}: HIL-SERL downloads it there from {RESNET_URL}")
+            return {}
+        raise StepFailed(
+            f"SERL's pretrained ResNet-10 is not at {RESNET_PATH} and {RESNET_URL} cannot be reached from here: "
+            f"download it where it can and copy it to {RESNET_PATH}, or run with --random-encoder-weights "
+            "(random weights, every result labelled)",
+            2,
+        )
+    home = exp.logs / "home"
+    (home / ".serl").mkdir(parents=True, exist_ok=True)
+    (home / ".serl" / RESNET_PATH.name).write_bytes(pickle.dumps({}))  # no parameter: the random init stays
+    (exp.directory / RANDOM_MARK).write_text(
+        "Outputs in this directory were made with RANDOM encoder weights (scripts/hil_serl.py "
+        "--random-encoder-weights), not SERL's pretrained ResNet-10: not a real result.\n"
+    )
+    exp.random_weights = True
+    say(
+        f"RANDOM ENCODER WEIGHTS: SERL's ResNet-10 cannot be had here; HIL-SERL's scripts of this step read an "
+        f"empty {RESNET_PATH.name} from a private HOME ({home}), so the encoder keeps its random initialisation "
+        f"(HIL-SERL prints 'Loaded 0.0M parameters'); {RESNET_PATH.parent} is untouched; {exp.directory.name}/"
+        f"{RANDOM_MARK} marks the directory"
+    )
+    return {"HOME": str(home)}
+
+
+def install_xvfb() -> str | None:
+    script = ROOT / "scripts" / "install_xvfb.sh"
+    if subprocess.run([str(script)]).returncode != 0:
+        return None
+    return shutil.which("Xvfb")
+
+
+def display(exp: Experiment, parts: Parts) -> dict[str, str]:
+    """An X display for the windows of HIL-SERL's envs (cv2.imshow in a thread: FrankaEnv's with the config's
+    DISPLAY_IMAGE, DualFrankaEnv's always): the user's, else a private Xvfb. Without one, OpenCV aborts the
+    script at its first frame."""
+    if os.environ.get("DISPLAY"):
+        say(f"HIL-SERL's env shows its cameras (cv2.imshow) on your display {os.environ['DISPLAY']}")
+        return {"DISPLAY": os.environ["DISPLAY"]}
+    xvfb = shutil.which("Xvfb") or install_xvfb()
+    if xvfb is None:
+        raise StepFailed(
+            "HIL-SERL's env shows its cameras with cv2.imshow, which needs an X display, and there is none (no "
+            "DISPLAY, no Xvfb): "
+            "install Debian's xvfb (apt-get install xvfb) or run where DISPLAY is set",
+            2,
+        )
+    read, write = os.pipe()
+    argv = [xvfb, "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
+    part = parts.add(Part("xvfb", argv, exp.logs, dict(os.environ), pass_fds=(write,)))
+    os.close(write)
+    number = ""
+    deadline = time.monotonic() + 20.0
+    while not number.endswith("\n") and time.monotonic() < deadline and part.alive():
+        if select.select([read], [], [], 0.5)[0]:
+            number += os.read(read, 16).decode() or "\n"
+    os.close(read)
+    if not number.strip().isdigit():
+        raise StepFailed(f"Xvfb did not start; its output ({part.log_path}):\n{part.last_lines()}")
+    say(
+        f"no X display here: the windows of HIL-SERL's env (cv2.imshow of the cameras: the config's DISPLAY_IMAGE, "
+        f"DualFrankaEnv's) go to a private Xvfb "
+        f":{number.strip()}, which nobody sees and which stops with the step (with a desktop, set DISPLAY to see them)"
+    )
+    return {"DISPLAY": f":{number.strip()}"}
+
+
+def world(exp: Experiment, parts: Parts) -> None:
+    """The task's world: the one answering at the config's SERVER_URLs, or one launched for this step."""
+    found = {url: world_task(url) for url in exp.servers}
+    if all(task == exp.task for task in found.values()):
+        say(f"using the {exp.task} world already running at {', '.join(exp.servers)}")
+        return
+    other = {url: task for url, task in found.items() if task not in (None, exp.task)}
+    if other:
+        url, task = next(iter(other.items()))
+        what = f"a world of task {task!r}" if task else "a server without a fresh state (a world starting?)"
+        raise StepFailed(f"{what} answers at {url}, where {exp.task}'s config expects its own: stop it first", 2)
+    argv = [str(ROOT / "scripts" / "run.sh"), "ros2", "launch", "isaac_franka_bridge", "sim.launch.py"]
+    part = parts.add(Part("world", [*argv, f"task:={exp.task}"], exp.logs, dict(os.environ)))
+    say(
+        f'starting the {exp.task} world (as make sim ARGS="task:={exp.task}"; log {part.log_path}); it stops with '
+        "this step: run make sim in another terminal to keep one across steps"
+    )
+    deadline = time.monotonic() + WORLD_TIMEOUT
+    while not all(world_task(url) == exp.task for url in exp.servers):
+        parts.check()
+        if time.monotonic() > deadline:
+            raise StepFailed(f"the world did not answer within {WORLD_TIMEOUT:.0f} s; its log: {part.log_path}")
+        time.sleep(1.0)
+    say(f"the world answers at {', '.join(exp.servers)}")
+
+
+# ------------------------------------------------------------------------------------------------- progress
+@dataclass
+class Bar:
+    """A tqdm bar of one of HIL-SERL's scripts, from its refreshes."""
+
+    n: int = 0
+    total: int = 0
+    desc: str = ""
+    first_at: float | None = None  # the first refresh: the bar is made after the env's first reset
+    last_at: float = 0.0
+    one_at: float | None = None  # when n first reached 1
+    refreshes: int = 0  # refreshes by a description change (record_demos: one per env step)
+
+    def feed(self, record: str) -> bool:
+        match = TQDM.search(record)
+        if match is None:
+            return False
+        now, n, desc = time.monotonic(), int(match["n"]), (match["desc"] or "").strip()
+        if self.first_at is None:
+            self.first_at = now
+        elif not (desc == self.desc and n > self.n):  # an update's refresh repeats the description
+            self.refreshes += 1
+        if n >= 1 and self.one_at is None:
+            self.one_at = now
+        self.n, self.total, self.desc, self.last_at = n, int(match["total"]), desc, now
+        return True
+
+    def rate(self, count: int | None = None) -> float:
+        """`count` (default n) per second since the first refresh."""
+        span = self.last_at - (self.first_at or self.last_at)
+        return (self.n if count is None else count) / span if span > 0 else 0.0
+
+
+@dataclass
+class ExpertLog:
+    """The scripted expert's episodes, from its lines."""
+
+    episodes: int = 0
+    successes: int = 0
+    seconds: float = 0.0
+    intervened: float = 0.0  # seconds of those episodes in which it drove (after --patience)
+
+    def feed(self, part: Part, record: str) -> None:
+        match = EPISODE.search(record)
+        if match is None:
+            return
+        took, how = float(match[3]), match[4]
+        since = re.search(r"from ([\d.]+) s on", how)
+        self.episodes += 1
+        self.successes += match[2] == "success"
+        self.seconds += took
+        self.intervened += 0.0 if "by the policy" in how else took - (float(since[1]) if since else 0.0)
+
+    def summary(self) -> str:
+        if not self.episodes:
+            return "expert: no episode yet"
+        share = 100.0 * self.intervened / self.seconds if self.seconds else 0.0
+        done = f"expert: {self.successes}/{self.episodes} episodes to success"
+        return f"{done}; intervention: the expert drove {share:.0f} % of their time"
+
+
+@dataclass
+class Progress:
+    """What a step has shown so far; printed as one line every `period` s or on a new count."""
+
+    bar: Bar = field(default_factory=Bar)
+    learner: Bar = field(default_factory=Bar)
+    filling: Bar = field(default_factory=Bar)  # the learner's replay buffer until training starts
+    expert: ExpertLog = field(default_factory=ExpertLog)
+    saved: dict[str, tuple[int, Path]] = field(default_factory=dict)  # kind -> (count, file)
+    epoch: str = ""
+    listening: bool = False
+    saved_at: float = 0.0
+    noted: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def script(self, part: Part, record: str) -> None:
+        if saved := SAVED.search(record):
+            self.saved[saved[2]] = (int(saved[1]), Path(saved[3]))
+            self.saved_at = self.saved_at or time.monotonic()
+        elif epoch := EPOCH.search(record):
+            self.epoch = f"epoch {epoch[1]}, loss {epoch[2]}, accuracy {epoch[3]}"
+        else:
+            self.bar.feed(record)
+
+    def learner_record(self, part: Part, record: str) -> None:
+        if "Filling up replay buffer" in record:
+            self.listening = True
+            self.filling.feed(record)
+        if record.lstrip().startswith("learner"):
+            self.learner.feed(record)
+
+    def note(self, key: str, message: str) -> None:
+        """`message` once per step."""
+        with self.lock:
+            if key in self.noted:
+                return
+            self.noted.add(key)
+        say(message)
+
+
+# ------------------------------------------------------------------------------------------------- prompts
+@dataclass(frozen=True)
+class Prompt:
+    """An input() of HIL-SERL's code: what a person at the real set-up does, then Enter."""
+
+    text: str
+    note: str
+    route: str = ""  # POSTed to the first server before answering ('' nothing)
+    body: dict | None = None
+
+
+PROMPTS = (
+    Prompt(
+        "Press Enter to continue...",
+        "HandOffEnv's reset waits for Enter, a person having put the bar back: the runner puts it back "
+        "(POST /task/reset) and answers, at every reset",
+        "task/reset",
+    ),
+    Prompt("Press enter to release gripper...", "RAMEnv's regrasp (F1) waits for Enter to release: answered"),
+    Prompt(
+        "Place RAM in holder and press enter to grasp...",
+        "RAMEnv's regrasp waits for the stick in its holder: the runner puts it there (POST /task/place) and answers",
+        "task/place",
+        {"place": "holder"},
+    ),
+    Prompt(
+        "Put egg back and press Enter",
+        "egg_flip's reset waits for the egg put back: the runner puts it back (POST /task/reset) and answers",
+        "task/reset",
+    ),
+    Prompt(
+        "camera frozen. Check connect", "FrankaEnv found a camera frozen (5 s without a frame): answered, it retries"
+    ),
+    Prompt(
+        "Checkpoint path already exists. Press Enter to resume training.",
+        "train_rlpd.py asks before it resumes from the checkpoint path: answered (resuming)",
+    ),
+)
+
+
+class Prompter:
+    """Answers the prompts of `PROMPTS` in a script's output (a prompt ends no line: raw text is watched)."""
+
+    def __init__(self, exp: Experiment, progress: Progress) -> None:
+        self.exp, self.progress, self.seen = exp, progress, ""
+
+    def __call__(self, part: Part, text: str) -> None:
+        self.seen = (self.seen + text)[-2000:]
+        while found := [(at, p) for p in PROMPTS if (at := self.seen.find(p.text)) >= 0]:
+            at, prompt = min(found, key=lambda pair: pair[0])  # in their order (two arms' resets: two prompts)
+            self.seen = self.seen[at + len(prompt.text) :]
+            self.progress.note(prompt.text, prompt.note)
+            if prompt.route:
+                status, body = http(self.exp.servers[0] + prompt.route, "POST", prompt.body, timeout=10.0)
+                if status != 200:
+                    say(f"POST /{prompt.route} answered {status}: {body[:200].decode(errors='replace')}")
+            part.answer()
+
+
+# ------------------------------------------------------------------------------------------------- running a step
+@dataclass
+class Run:
+    """One step's run: the experiment, the options, the processes, the progress, the summary."""
+
+    exp: Experiment
+    args: argparse.Namespace
+    parts: Parts
+    progress: Progress = field(default_factory=Progress)
+    started: float = field(default_factory=time.monotonic)
+    summary: dict = field(default_factory=dict)
+    home: dict[str, str] = field(default_factory=dict)  # HOME for random encoder weights
+
+    def script(self, step: str, flags: list[str], name: str = "", extra: dict[str, str] | None = None) -> Part:
+        """HIL-SERL's script of `step`, unaltered, run from the experiment directory."""
+        argv = [str(VENV_PYTHON), str(self.exp.examples / SCRIPTS[step]), f"--exp_name={self.exp.task}", *flags]
+        on_record = self.progress.learner_record if name == "learner" else self.progress.script
+        part = Part(
+            name or Path(SCRIPTS[step]).stem,
+            argv,
+            self.exp.logs,
+            hil_serl_env(self.exp, {**self.home, **(extra or {})}),
+            cwd=self.exp.directory,
+            on_record=on_record,
+            on_text=Prompter(self.exp, self.progress),
+        )
+        shown = [Path(argv[1]).name, *(re.sub(r"=(/.*)", lambda m: "=" + self.rel(m[1]), a) for a in argv[2:])]
+        say(f"running HIL-SERL's {' '.join(shown)} (log {part.log_path})")
+        return self.parts.add(part)
+
+    def expert(self, flags: list[str]) -> None:
+        """The scripted expert, in HIL-SERL's environment (installed there), or a person at the teleop page."""
+        pages = " and ".join(f"{url}teleop" for url in self.exp.servers)
+        if self.args.expert == "person":
+            say(f"a person drives: open {pages} (W/S A/D R/F move, C/V gripper, space success, Esc ends an episode)")
+            return
+        argv = [str(VENV_PYTHON), "-m", "scripted_expert", "--task", self.exp.task, "--episodes", "0", *flags]
+        part = Part("expert", argv, self.exp.logs, hil_serl_env(self.exp), on_record=self.progress.expert.feed)
+        self.parts.add(part)
+        say(f"the scripted expert drives the SpaceMouse: {' '.join(argv[2:])} (log {part.log_path})")
+
+    def expert_gone(self) -> None:
+        """An expert that ended with status 2 has none for this task, or is blocked (it said why): a person
+        drives instead. Any other end is a failure (Parts.check)."""
+        part = next((p for p in self.parts.parts if p.name == "expert"), None)
+        if part is not None and not part.alive() and part.popen.returncode == 2:
+            part.reader.join(timeout=2.0)
+            self.parts.parts.remove(part)
+            pages = " and ".join(f"{url}teleop" for url in self.exp.servers)
+            say(f"{part.last_lines(3).strip()}\n    so a person drives instead: open {pages}")
+
+    def watch(self, done: Callable[[], bool], line: Callable[[], str], period: float = 10.0) -> None:
+        """Until `done`: every part alive (else StepFailed), a progress line each `period` s or on a change."""
+        last, shown = "", 0.0
+        while not done():
+            self.expert_gone()
+            self.parts.check()
+            text, now = line(), time.monotonic()
+            if (text != last and now - shown > 2.0) or now - shown > period:
+                say(f"{text}{self.exp.label}")
+                last, shown = text, now
+            time.sleep(0.5)
+
+    def result(self, message: str) -> None:
+        """A line that reports results: labelled where random encoder weights made them."""
+        say(f"{message}{self.exp.label}")
+
+    def elapsed(self) -> str:
+        return f"{time.monotonic() - self.started:.0f} s"
+
+    def rel(self, path: Path | str) -> str:
+        path = Path(path)
+        path = path if path.is_absolute() else self.exp.directory / path
+        with contextlib.suppress(ValueError):
+            return str(path.resolve().relative_to(Path.cwd()))
+        return str(path)
+
+
+def pickle_complete(path: Path) -> bool:
+    """Whether the file ends as a pickle does (the script prints 'saved' before it closes the file)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) == b"."
+    except OSError:
+        return False
+
+
+def saved(run: Run, kinds: tuple[str, ...]) -> bool:
+    files = [run.progress.saved.get(kind) for kind in kinds]
+    return all(f is not None and pickle_complete(run.exp.directory / f[1]) for f in files)
+
+
+def step_successes(run: Run) -> None:
+    exp, args, progress = run.exp, run.args, run.progress
+    env = display(exp, run.parts)
+    world(exp, run.parts)
+    run.expert(["--success-key", "--hold", str(args.hold), "--esc"])
+    run.script("successes", [f"--successes_needed={args.successes}"], extra=env)
+    kinds = ("successful transitions", "failure transitions")
+    run.watch(
+        lambda: saved(run, kinds),
+        lambda: f"successes {progress.bar.n}/{args.successes} transitions; {progress.expert.summary()}",
+    )
+    progress.note(
+        "no-exit",
+        "record_success_fail.py does not exit after saving (HIL-SERL's camera threads are not "
+        "daemons, as with real cameras): the runner stops it now that its files are written",
+    )
+    total = sum(progress.saved[k][0] for k in kinds)
+    span = progress.saved_at - (progress.bar.first_at or progress.saved_at)
+    rate = total / span if span > 0 else 0.0
+    outputs = [run.rel(progress.saved[k][1]) for k in kinds]
+    run.result(
+        f"{progress.saved[kinds[0]][0]} success and {progress.saved[kinds[1]][0]} failure transitions in "
+        f"{run.elapsed()} ({rate:.1f} env steps/s); {progress.expert.summary()}; written: {', '.join(outputs)}"
+    )
+    run.summary.update(
+        successes=progress.saved[kinds[0]][0],
+        failures=progress.saved[kinds[1]][0],
+        env_steps=total,
+        env_steps_per_s=rate,
+        outputs=outputs,
+    )
+
+
+def step_classifier(run: Run) -> None:
+    exp, args, progress = run.exp, run.args, run.progress
+    data = exp.directory / "classifier_data"
+    if not (list(data.glob("*success*.pkl")) and list(data.glob("*failure*.pkl"))):
+        raise StepFailed(f"no successes and failures in {run.rel(data)}: run STEP=successes first", 2)
+    run.home = encoder_weights(exp, args.random_encoder_weights)
+    world(exp, run.parts)
+    progress.note(
+        "fake-env",
+        "train_reward_classifier.py makes the env with fake_env=True, whose FrankaEnv still asks "
+        "the robot for its state once: the world runs for this step too",
+    )
+    flags = [f"--num_epochs={args.epochs}"] if args.epochs else []
+    flags += [f"--batch_size={args.batch_size}"] if args.batch_size else []
+    script = run.script("classifier", flags)
+    run.parts.expected_exit.add(script.name)
+    run.watch(lambda: not script.alive(), lambda: f"classifier: {progress.epoch or 'starting (JAX compiles)'}", 30.0)
+    if script.popen.wait() != 0:
+        raise StepFailed(f"{script.name} ended with {script.popen.returncode}; its last lines:\n{script.last_lines()}")
+    checkpoints = sorted((exp.directory / "classifier_ckpt").glob("checkpoint_*"), key=os.path.getmtime)
+    if not checkpoints:
+        raise StepFailed(f"{script.name} ended without writing classifier_ckpt/; its log: {script.log_path}")
+    run.result(f"reward classifier trained in {run.elapsed()} ({progress.epoch}); written: {run.rel(checkpoints[-1])}")
+    accuracy = float(progress.epoch.rsplit(" ", 1)[-1]) if progress.epoch else 0.0
+    if accuracy < 0.75:
+        say(
+            f"the classifier's training accuracy ended at {accuracy:.2f}: it does not tell the successes from the "
+            "failures (are the classifier camera's images of both different?); record_demos would get no demo"
+        )
+    run.summary.update(epoch=progress.epoch, accuracy=accuracy, outputs=[run.rel(checkpoints[-1])])
+
+
+def need_classifier(run: Run) -> None:
+    if not list((run.exp.directory / "classifier_ckpt").glob("checkpoint_*")):
+        where = run.rel(run.exp.directory / "classifier_ckpt")
+        raise StepFailed(f"no reward classifier in {where}: run STEP=classifier first", 2)
+
+
+def step_demos(run: Run) -> None:
+    exp, args, progress = run.exp, run.args, run.progress
+    need_classifier(run)
+    run.home = encoder_weights(exp, args.random_encoder_weights)
+    env = display(exp, run.parts)
+    world(exp, run.parts)
+    run.expert([])
+    run.script("demos", [f"--successes_needed={args.demos}"], extra=env)
+    bar = progress.bar
+
+    def line() -> str:
+        if bar.n == 0 and progress.expert.successes >= 3:
+            progress.note(
+                "no-demo",
+                f"the expert reached {progress.expert.successes} successes (the simulator's "
+                "ground truth) but the config's reward (its classifier and its condition on the state) ended "
+                "none of those episodes with a success: the classifier may be undertrained (more successes, epochs "
+                "or a larger batch in the steps before), or the state not what the condition asks",
+            )
+        return (
+            f"demos {bar.n}/{args.demos}, {bar.refreshes} env steps ({bar.rate(bar.refreshes):.1f}/s); "
+            f"{progress.expert.summary()}"
+        )
+
+    run.watch(lambda: saved(run, ("demos",)), line)
+    progress.note(
+        "no-exit",
+        "record_demos.py does not exit after saving (HIL-SERL's camera threads are not "
+        "daemons): the runner stops it now that its file is written",
+    )
+    output = run.rel(progress.saved["demos"][1])
+    first = bar.one_at - run.started if bar.one_at else None
+    run.result(
+        f"{bar.n} demos in {run.elapsed()} (the first after {first:.0f} s), {bar.refreshes} env steps at "
+        f"{bar.rate(bar.refreshes):.1f}/s; {progress.expert.summary()}; written: {output}"
+    )
+    run.summary.update(
+        demos=bar.n,
+        first_demo_s=first,
+        env_steps=bar.refreshes,
+        env_steps_per_s=bar.rate(bar.refreshes),
+        outputs=[output],
+    )
+
+
+def listening(port: int) -> bool:
+    """Whether something listens on TCP `port` (Linux's /proc/net/tcp*, without connecting to it)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as f:
+            for row in f.readlines()[1:]:
+                local, state = row.split()[1], row.split()[3]
+                if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                    return True
+    return False
+
+
+def checkpoint_path(run: Run) -> Path:
+    """The checkpoint path, new or one train_rlpd.py can resume from (it needs a checkpoint and a buffer)."""
+    path = run.exp.directory / run.args.checkpoint_path
+    if not path.exists():
+        return path
+    if not (list(path.glob("checkpoint_*")) and list((path / "buffer").glob("*.pkl"))):
+        raise StepFailed(
+            f"{run.rel(path)} exists but train_rlpd.py cannot resume from it (its learner needs a checkpoint_*, "
+            "written every checkpoint_period learner steps, its actor a buffer/*.pkl, every buffer_period steps): "
+            "remove it or choose another --checkpoint-path",
+            2,
+        )
+    say(f"resuming from {run.rel(path)}")
+    return path
+
+
+def intervened(run: Run, path: Path) -> str:
+    """The share of intervened steps in the buffers HIL-SERL's actor dumped (every buffer_period steps)."""
+    files = {kind: sorted((path / kind).glob("*.pkl")) for kind in ("buffer", "demo_buffer")}
+    if not files["buffer"]:
+        return "HIL-SERL's actor dumped no buffer yet (every buffer_period steps, 1000 in its configs)"
+    code = "import pickle, sys; print(sum(len(pickle.load(open(p, 'rb'))) for p in sys.argv[1:]))"
+    counts = [
+        int(
+            subprocess.run(
+                [str(VENV_PYTHON), "-c", code, *map(str, fs)], capture_output=True, text=True, env=hil_serl_env(run.exp)
+            ).stdout
+            or 0
+        )
+        for fs in files.values()
+    ]
+    share = 100.0 * counts[1] / counts[0] if counts[0] else 0.0
+    return f"HIL-SERL's buffers: {counts[1]} of {counts[0]} actor steps intervened ({share:.0f} %)"
+
+
+def start_learner(run: Run, path: Path, demos: list[Path]) -> Part:
+    taken = [port for port in LEARNER_PORTS if listening(port)]
+    if taken:
+        raise StepFailed(f"port {taken[0]} is taken (another learner running?): agentlace's learner needs it", 2)
+    flags = [f"--checkpoint_path={path}", *(f"--demo_path={d.resolve()}" for d in demos), "--learner"]
+    flags += [] if run.args.wandb else ["--debug"]
+    learner = run.script("train", flags, "learner", {"XLA_PYTHON_CLIENT_MEM_FRACTION": ".3"})
+    deadline = time.monotonic() + 600.0
+    while not (run.progress.listening and listening(LEARNER_PORTS[0])):
+        run.parts.check()
+        if time.monotonic() > deadline:
+            raise StepFailed(f"the learner did not listen within 600 s; its last lines:\n{learner.last_lines()}")
+        time.sleep(0.5)
+    say(f"the learner listens on localhost:{LEARNER_PORTS[0]} (agentlace) after {run.elapsed()}; now the actor")
+    return learner
+
+
+def step_train(run: Run) -> None:
+    exp, args, progress = run.exp, run.args, run.progress
+    need_classifier(run)
+    demos = [Path(p) for p in args.demo_path] or sorted((exp.directory / "demo_data").glob("*.pkl"))
+    if not demos:
+        raise StepFailed(f"no demos in {run.rel(exp.directory / 'demo_data')}: run STEP=demos first", 2)
+    path = checkpoint_path(run)
+    run.home = encoder_weights(exp, args.random_encoder_weights)
+    if args.wandb:
+        say("wandb: train_rlpd.py logs to your wandb account (wandb login first)")
+    else:
+        say(
+            "wandb: train_rlpd.py --debug (wandb off, no login needed); the learner's and actor's output is kept "
+            f"in {run.rel(exp.logs)}; --wandb logs to your account"
+        )
+    say(f"demos: {', '.join(run.rel(d) for d in demos)}")
+    env = display(exp, run.parts)
+    world(exp, run.parts)
+    start_learner(run, path, demos)
+    run.expert(["--patience", str(args.patience)])
+    actor = run.script(
+        "train",
+        [f"--checkpoint_path={path}", "--actor", *([] if args.wandb else ["--debug"])],
+        "actor",
+        {**env, "XLA_PYTHON_CLIENT_MEM_FRACTION": ".1"},
+    )
+    bar, learner = progress.bar, progress.learner
+
+    def line() -> str:
+        if bar.first_at is None:
+            return "the actor starts (HIL-SERL's env: cameras, SpaceMouse, classifier, reset)"
+        fill = progress.filling
+        updates = f"{learner.n} updates" if learner.first_at else f"replay buffer {fill.n}/{fill.total or '?'} to start"
+        return f"actor {bar.n} env steps ({bar.rate():.2f}/s); learner {updates}; {progress.expert.summary()}"
+
+    run.watch(lambda: args.steps > 0 and bar.n >= args.steps, line, 15.0)
+    run.result(f"{line()} in {run.elapsed()}; {intervened(run, path)}")
+    written = sorted(run.rel(p) for p in path.rglob("*") if p.is_file()) if path.exists() else []
+    nothing = "nothing yet by HIL-SERL (checkpoints every checkpoint_period learner steps, buffers every buffer_period"
+    say(f"written: {', '.join(written) or nothing + ' actor steps)'}; logs: {run.rel(exp.logs)}")
+    run.summary.update(
+        actor_steps=bar.n,
+        env_steps_per_s=bar.rate(),
+        learner_updates=learner.n,
+        expert_episodes=progress.expert.episodes,
+        outputs=written,
+        actor_log=run.rel(actor.log_path),
+    )
+
+
+STEP_FUNCTIONS: dict[str, Callable[[Run], None]] = {
+    "successes": step_successes,
+    "classifier": step_classifier,
+    "demos": step_demos,
+    "train": step_train,
+}
+
+
+# ------------------------------------------------------------------------------------------------- command line
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    doc = __doc__.split("\n\n")
+    parser = argparse.ArgumentParser(
+        prog="scripts/hil_serl.py",
+        description="\n\n".join(doc[1:4]),
+        epilog='A new user: make sim ARGS="task:=ram_insertion" in one terminal, then in another, one step after '
+        "the other: make experiment TASK=ram_insertion STEP=successes (then classifier, demos, train).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("task", help="the experiment: ram_insertion, usb_pickup_insertion, object_handover, egg_flip")
+    parser.add_argument("step", choices=STEPS, help="the step (above)")
+    parser.add_argument("--dir", type=Path, help="the experiment directory (default runs/TASK/ in this repository)")
+    parser.add_argument(
+        "--expert",
+        choices=("scripted", "person"),
+        default="scripted",
+        help="who drives: the scripted expert (default) or a person at the teleop page",
+    )
+    parser.add_argument("--successes", type=int, default=200, help="successes: success transitions (default 200)")
+    parser.add_argument("--hold", type=float, default=2.0, help="successes: seconds the expert holds a success")
+    parser.add_argument("--epochs", type=int, default=0, help="classifier: epochs (default HIL-SERL's, 150)")
+    parser.add_argument("--batch-size", type=int, default=0, help="classifier: batch size (default HIL-SERL's, 256)")
+    parser.add_argument("--demos", type=int, default=20, help="demos: demonstrations to record (default 20)")
+    parser.add_argument("--steps", type=int, default=0, help="train: actor steps, then stop; 0 until Ctrl-C (default)")
+    parser.add_argument(
+        "--patience",
+        type=float,
+        default=5.0,
+        help="train: seconds the expert leaves each episode to the policy (default 5)",
+    )
+    parser.add_argument("--checkpoint-path", default="first_run", help="train: under the directory (default first_run)")
+    parser.add_argument("--demo-path", action="append", default=[], help="train: a demos file (default all demo_data/)")
+    parser.add_argument("--wandb", action="store_true", help="train: log to wandb (default --debug: no wandb login)")
+    parser.add_argument(
+        "--random-encoder-weights",
+        action="store_true",
+        help="where SERL's ResNet-10 cannot be downloaded: go on with random encoder weights (from a "
+        "private HOME, this step only; every result labelled)",
+    )
+    checkout = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")
+    parser.add_argument(
+        "--hil-serl-dir",
+        type=Path,
+        default=checkout,
+        help="HIL-SERL's checkout (default $HIL_SERL_DIR, else ../shared/hil-serl)",
+    )
+    return parser.parse_args(argv)
+
+
+def run_step(args: argparse.Namespace) -> int:
+    hil_serl = args.hil_serl_dir.resolve()
+    build_env(hil_serl)
+    if args.step == "env":
+        return 0
+    directory = (args.dir or ROOT / "runs" / args.task).resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    exp = load_experiment(hil_serl, args.task, directory, args.step)
+    say(f"experiment directory {directory} (HIL-SERL's scripts run there); this step's logs: {exp.logs}")
+    code, status = 0, "done"
+    with Parts() as parts:
+        run = Run(exp, args, parts)
+        try:
+            STEP_FUNCTIONS[args.step](run)
+        except StepFailed as exc:
+            code, status = exc.code, str(exc)
+            say(f"\033[1;31mstopped:\033[0m {exc}")
+        except KeyboardInterrupt:
+            code, status = 130, "interrupted"
+            say("interrupted")
+        finally:  # a second Ctrl-C or a SIGTERM must not cut the stopping short
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    write_summary(run, status, code)
+    return code
+
+
+def write_summary(run: Run, status: str, code: int) -> None:
+    summary = {
+        "task": run.exp.task,
+        "step": run.args.step,
+        "status": status,
+        "exit_status": code,
+        "wall_s": round(time.monotonic() - run.started, 1),
+        "random_encoder_weights": bool(run.exp.label),
+        **run.summary,
+    }
+    (run.exp.logs / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    say(
+        f"{'every process of the step stopped; ' if code != 2 else ''}summary: {run.exp.logs / 'summary.json'}"
+        f"{run.exp.label}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGINT too: a shell may start us with it ignored
+        signal.signal(sig, interrupt)
+    try:
+        return run_step(args)
+    except StepFailed as exc:
+        say(f"\033[1;31mstopped:\033[0m {exc}")
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,14 +5,16 @@
 #   make test   the test suite over real ROS 2, real HTTP and real physics
 # HIL-SERL's example experiments, one command per step (scripts/hil_serl.py --help):
 #   make experiment TASK=ram_insertion STEP=successes|classifier|demos|train ARGS="--demos 2 ..."
-# More: make shell (a shell in the environment), make bench, make bench-pipeline, make lint, make clean.
+#   make experiment TASK=ram_insertion_state STEP=loop   HIL-SERL learning ram_insertion from the state, unattended
+# More: make shell (a shell in the environment), make bench, make bench-pipeline, make bench-learning, make lint,
+# make clean.
 SHELL := /bin/bash
 RUN := scripts/run.sh
 ARGS ?=
 TASK ?= ram_insertion
 STEP ?=
 
-.PHONY: sim test experiment shell bench bench-pipeline lint env clean
+.PHONY: sim test experiment shell bench bench-pipeline bench-learning lint env clean
 
 sim:
 	@$(RUN) scripts/sim_banner.sh ros2 launch isaac_franka_bridge sim.launch.py $(ARGS)
@@ -31,6 +33,9 @@ bench:
 
 bench-pipeline:
 	@$(RUN) python benchmarks/run.py --pipeline-only $(ARGS)
+
+bench-learning:
+	@$(RUN) python benchmarks/run.py --learning-only $(ARGS)
 
 shell:
 	@$(RUN) bash --rcfile <(echo 'PS1="(franka-sim) $$PS1"')

@@ -21,6 +21,12 @@
    scripted expert through scripts/hil_serl.py, from nothing running and an empty experiment directory: each
    step's wall time, the time to the first demo, env steps/s of record_demos and of the actor beside its
    learner; written to its own section of results.md.
+8. (only with --learning-only, `make bench-learning`: about 80 minutes) HIL-SERL learning the state-based
+   ram_insertion (hil_serl_experiments/) with its own train_rlpd.py through `scripts/hil_serl.py
+   ram_insertion_state loop`: 20 demos by the scripted expert, learner and actor with the expert after its
+   patience for 60 minutes from the first demo, then 20 evaluation episodes of the policy alone per evaluated
+   checkpoint; the learning curve (benchmarks/learning_curve_ram_insertion_state.png), the actor's env steps/s,
+   the learner's steps/s, the success rates; written to its own section of results.md.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import logging
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -769,12 +776,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PIPELINE_SECTION = "## The HIL-SERL pipeline"
 
 
-def pipeline_step(directory: Path, step: str, *flags: str) -> dict:
-    """One step of scripts/hil_serl.py for ram_insertion, its lines shown; its summary.json."""
-    argv = [sys.executable, str(ROOT / "scripts" / "hil_serl.py"), "ram_insertion", step, "--dir", str(directory)]
-    print(f"scripts/hil_serl.py ram_insertion {step} {' '.join(flags)}", flush=True)
+def pipeline_step(directory: Path, step: str, *flags: str, task: str = "ram_insertion") -> dict:
+    """One step of scripts/hil_serl.py for `task`, its lines shown; its summary.json."""
+    argv = [sys.executable, str(ROOT / "scripts" / "hil_serl.py"), task, step, "--dir", str(directory)]
+    print(f"scripts/hil_serl.py {task} {step} {' '.join(flags)}", flush=True)
     if subprocess.run([*argv, *flags], cwd=ROOT).returncode != 0:
-        raise RuntimeError(f"scripts/hil_serl.py ram_insertion {step} failed (its lines above)")
+        raise RuntimeError(f"scripts/hil_serl.py {task} {step} failed (its lines above)")
     logs = sorted((directory / "logs").glob(f"{step}-*"))[-1]
     return json.loads((logs / "summary.json").read_text())
 
@@ -811,26 +818,85 @@ def pipeline(args) -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
-def write_pipeline(rows: list[tuple[str, str]]) -> None:
-    """The pipeline's table as its own section of results.md (replacing the previous one)."""
+def write_section(title: str, command: str, intro: str, rows: list[tuple[str, str]], after: str = "") -> None:
+    """A table of figures as its own section of results.md, replacing the previous one of that title."""
     width = max(len(r[0]) for r in rows)
     table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     section = (
-        f"{PIPELINE_SECTION} (`make bench-pipeline`, {stamp})\n\nMachine: {machine()}\n\n"
-        "HIL-SERL's own scripts, unaltered, through `scripts/hil_serl.py` for ram_insertion with the scripted expert, "
-        "from nothing running (HIL-SERL's environment built, no world, an empty experiment directory); each step "
-        "starts and stops its world.\n\n"
-        f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|\n{table}\n"
+        f"{title} (`{command}`, {stamp})\n\nMachine: {machine()}\n\n{intro}\n\n"
+        f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|\n{table}\n{after}"
     )
     old = RESULTS.read_text() if RESULTS.exists() else ""
-    start = old.find("\n" + PIPELINE_SECTION)
+    start = old.find("\n" + title)
     if start < 0:
         RESULTS.write_text(old.rstrip("\n") + "\n\n" + section)
     else:
         end = old.find("\n## ", start + 1)
         RESULTS.write_text(old[: start + 1] + section + (old[end:] if end >= 0 else ""))
-    print(f"written to {RESULTS} ({PIPELINE_SECTION})")
+    print(f"written to {RESULTS} ({title})")
+
+
+def write_pipeline(rows: list[tuple[str, str]]) -> None:
+    intro = (
+        "HIL-SERL's own scripts, unaltered, through `scripts/hil_serl.py` for ram_insertion with the scripted expert, "
+        "from nothing running (HIL-SERL's environment built, no world, an empty experiment directory); each step "
+        "starts and stops its world."
+    )
+    write_section(PIPELINE_SECTION, "make bench-pipeline", intro, rows)
+
+
+LEARNING_SECTION = "## HIL-SERL learning ram_insertion from the state"
+CURVE = Path(__file__).with_name("learning_curve_ram_insertion_state.png")
+
+
+def learning(args) -> tuple[list[tuple[str, str]], str]:
+    """scripts/hil_serl.py ram_insertion_state loop in a fresh experiment directory: its figures and the table of
+    its evaluations; the curve copied next to results.md."""
+    directory = ROOT / "runs" / f"ram_insertion_state-bench-{datetime.now():%Y%m%d-%H%M%S}"
+    flags = ("--minutes", str(args.learning_minutes), "--demos", "20", "--episodes", "20")
+    summary = pipeline_step(directory, "loop", *flags, task="ram_insertion_state")
+    logs = sorted((directory / "logs").glob("loop-*"))[-1]
+    loop = json.loads((logs / "loop.json").read_text())
+    shutil.copyfile(logs / "learning_curve.png", CURVE)
+    curve = json.loads((logs / "curve.json").read_text())
+    train, best = loop["train"], summary["best"]
+    windows = curve["training"]
+    rates = [f"{100 * w['intervention_rate']:.0f} %" for w in (windows[0], windows[-1])] if windows else ["-", "-"]
+    demos = f"{loop['demos']}; {loop['first_demo_s']:.0f} s"
+    actor = f"{train['actor_steps']}; {train['env_steps_per_s']:.2f}"
+    rows = [
+        ("demos by the scripted expert (record_demos.py); the first after", demos),
+        ("training: wall-clock minutes from the first demo (demos included)", f"{loop['minutes']:g}"),
+        ("actor: env steps in that time; env steps/s beside its learner", actor),
+        ("learner: steps (each 1 critic + 1 critic/actor/temperature update, batch 256); steps/s",
+         f"{train['learner_updates']}; {train['learner_updates_per_s']:.1f}"),
+        ("the expert's patience before it intervenes", f"{loop['patience_s']:g} s"),
+        ("intervention rate, first / last 1000 actor steps", " / ".join(rates)),
+        ("sticks put back in the hand between episodes (moved > 1.5 mm)", str(loop.get("put_back", 0))),
+        ("best evaluation: success rate of the policy alone (20 episodes); at",
+         f"{100 * best['success_rate']:.0f} %; checkpoint {best['step']}, {best['minutes']:.1f} min"),
+    ]  # fmt: skip
+    evaluations = "\n".join(
+        f"| {e['step']} | {e['minutes']:.1f} | {e['env_steps']} | {100 * e['success_rate']:.0f} % |"
+        for e in curve["evaluation"]
+    )
+    after = (
+        "\n| learner step (checkpoint) | minutes from the first demo | actor env steps | success, policy alone |\n"
+        f"|---|---|---|---|\n{evaluations}\n\n![learning curve]({CURVE.name})\n"
+    )
+    return rows, after
+
+
+def write_learning(rows: list[tuple[str, str]], after: str) -> None:
+    intro = (
+        "HIL-SERL's own train_rlpd.py (its learner, actor, SACAgent, RLPD's 50/50 demo sampling, agentlace), "
+        "unaltered, on the state-based ram_insertion (`hil_serl_experiments/`, docs/learning.md), from an empty "
+        "experiment directory and no world running: `scripts/hil_serl.py ram_insertion_state loop`. Success is the "
+        "simulator's ground truth. Evaluation after training, checkpoint by checkpoint, in the same world (while it "
+        "trains, the 2 cores are the learner's, the actor's and the world's)."
+    )
+    write_section(LEARNING_SECTION, "make bench-learning", intro, rows, after)
 
 
 def main() -> int:
@@ -855,6 +921,8 @@ def main() -> int:
                         help="pipeline: the classifier's epochs and batch size")  # fmt: skip
     parser.add_argument("--pipeline-demos", type=int, default=5, help="pipeline: demos to record")
     parser.add_argument("--pipeline-steps", type=int, default=300, help="pipeline: actor steps beside the learner")
+    parser.add_argument("--learning-only", action="store_true", help="only HIL-SERL learning ram_insertion_state (8.)")
+    parser.add_argument("--learning-minutes", type=float, default=60.0, help="learning: minutes from the first demo")
     args = parser.parse_args()
     if args.camera_client:  # the client process of the run with cameras
         print(json.dumps(camera_client(args.camera_client[0], float(args.camera_client[1]))))
@@ -867,6 +935,13 @@ def main() -> int:
         bare_flask(args.bare_flask)
         return 0
 
+    if args.learning_only:
+        rows, after = learning(args)
+        width = max(len(r[0]) for r in rows)
+        print("\n" + "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows) + "\n" + after)
+        if not args.no_write:
+            write_learning(rows, after)
+        return 0
     if args.pipeline_only:
         rows = pipeline(args)
         width = max(len(r[0]) for r in rows)

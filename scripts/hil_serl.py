@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import deque
 from collections.abc import Callable
@@ -45,7 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = ROOT / ".venv-hil-serl" / "bin" / "python"
-STEPS = ("env", "successes", "classifier", "demos", "train")
+STEPS = ("env", "successes", "classifier", "demos", "train", "evaluate", "loop")
 SCRIPTS = {
     "successes": "record_success_fail.py",
     "classifier": "train_reward_classifier.py",
@@ -56,6 +57,7 @@ RESNET_URL = "https://github.com/rail-berkeley/serl/releases/download/resnet10/r
 RESNET_PATH = Path("~/.serl/resnet10_params.pkl")  # serl_launcher's reward_classifier.py and train_utils.py
 RANDOM_MARK = "RANDOM_ENCODER_WEIGHTS.txt"  # in an experiment directory some of whose outputs used random weights
 LABEL = " [RANDOM ENCODER WEIGHTS, not SERL's ResNet-10]"
+OWN_EXPERIMENTS = ROOT / "hil_serl_experiments"  # this repository's experiments; launch.py runs HIL-SERL's scripts
 LEARNER_PORTS = (5588, 5589)  # agentlace's request and broadcast ports (serl_launcher's make_trainer_config)
 WORLD_TIMEOUT = 180.0  # [s] a first launch builds nothing but loads meshes, DDS and the camera process
 DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # scripts/run.sh's, not HIL-SERL's
@@ -89,6 +91,12 @@ class Experiment:
     logs: Path  # this step's logs and summary.json
     uses_encoder: bool  # the step's scripts load the ResNet-10 (the classifier's, the agent's)
     random_weights: bool = False  # this step runs with random encoder weights (--random-encoder-weights)
+    world: str = ""  # the simulated world's task (default: the experiment's name)
+    world_args: tuple[str, ...] = ()  # its launch arguments beyond task:=
+    own: bool = False  # one of this repository's experiments (hil_serl_experiments/): launch.py runs the scripts
+
+    def __post_init__(self) -> None:
+        self.world = self.world or self.task
 
     @property
     def label(self) -> str:
@@ -103,19 +111,41 @@ def server_urls(source: str) -> list[str]:
 
 
 def load_experiment(hil_serl: Path, task: str, directory: Path, step: str) -> Experiment:
+    logs = directory / "logs" / f"{step}-{datetime.now():%Y%m%d-%H%M%S}"
+    own = OWN_EXPERIMENTS / "experiments" / task / "config.py"
+    if own.is_file():
+        return own_experiment(hil_serl, task, own.read_text(), directory, logs)
     config = hil_serl / "examples" / "experiments" / task / "config.py"
     if not config.is_file():
         known = sorted(p.parent.name for p in (hil_serl / "examples" / "experiments").glob("*/config.py"))
-        raise StepFailed(f"no experiment {task!r} in {hil_serl}/examples/experiments (there: {', '.join(known)})", 2)
+        known += sorted(p.parent.name for p in (OWN_EXPERIMENTS / "experiments").glob("*/config.py"))
+        raise StepFailed(f"no experiment {task!r} in {hil_serl}/examples/experiments nor {OWN_EXPERIMENTS} "
+                         f"(there: {', '.join(known)})", 2)  # fmt: skip
     text = config.read_text()
     servers = server_urls(text)
     for module in re.findall(r"from franka_env\.envs\.(\w+) import", text) if not servers else ():  # inherited
         servers = servers or server_urls((hil_serl / "serl_robot_infra/franka_env/envs" / f"{module}.py").read_text())
     if not servers:
         raise StepFailed(f"no SERVER_URL in {config} nor in the franka_env modules it imports", 2)
-    logs = directory / "logs" / f"{step}-{datetime.now():%Y%m%d-%H%M%S}"
     logs.mkdir(parents=True, exist_ok=True)
     return Experiment(task, servers, hil_serl / "examples", directory, logs, step != "successes")
+
+
+def own_experiment(hil_serl: Path, task: str, text: str, directory: Path, logs: Path) -> Experiment:
+    """One of this repository's experiments (hil_serl_experiments/experiments/TASK/config.py): its server is
+    $FRANKA_SIM_URL or the default its config names; the world it runs on and that world's launch arguments are
+    its config's WORLD and WORLD_ARGS, the server's address added (a world of its own per address)."""
+    default = re.search(r'server_url\("([^"]+)"\)', text)
+    world = re.search(r'WORLD\s*=\s*"([^"]+)"', text)
+    if default is None or world is None:
+        raise StepFailed(f'{task}\'s config names no server_url("...") default or no WORLD', 2)
+    server = (os.environ.get("FRANKA_SIM_URL") or default[1]).rstrip("/") + "/"
+    address = urllib.parse.urlsplit(server)
+    extra = re.search(r'WORLD_ARGS\s*=\s*"([^"]*)"', text)
+    args = (*(extra[1].split() if extra else ()), f"host:={address.hostname}", f"port:={address.port or 80}")
+    logs.mkdir(parents=True, exist_ok=True)
+    return Experiment(task, [server], hil_serl / "examples", directory, logs, False, world=world[1], world_args=args,
+                      own=True)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------- processes
@@ -219,6 +249,13 @@ class Parts:
     def add(self, part: Part) -> Part:
         self.parts.append(part)
         return part
+
+    def stop(self, names: set[str]) -> None:
+        """Stop the parts of these names now (the last started first)."""
+        for part in reversed(list(self.parts)):
+            if part.name in names:
+                part.stop()
+                self.parts.remove(part)
 
     def check(self) -> None:
         """StepFailed when a part ended that should be running, with its last lines."""
@@ -383,22 +420,23 @@ def display(exp: Experiment, parts: Parts) -> dict[str, str]:
 def world(exp: Experiment, parts: Parts) -> None:
     """The task's world: the one answering at the config's SERVER_URLs, or one launched for this step."""
     found = {url: world_task(url) for url in exp.servers}
-    if all(task == exp.task for task in found.values()):
-        say(f"using the {exp.task} world already running at {', '.join(exp.servers)}")
+    if all(task == exp.world for task in found.values()):
+        say(f"using the {exp.world} world already running at {', '.join(exp.servers)}")
         return
-    other = {url: task for url, task in found.items() if task not in (None, exp.task)}
+    other = {url: task for url, task in found.items() if task not in (None, exp.world)}
     if other:
         url, task = next(iter(other.items()))
         what = f"a world of task {task!r}" if task else "a server without a fresh state (a world starting?)"
         raise StepFailed(f"{what} answers at {url}, where {exp.task}'s config expects its own: stop it first", 2)
-    argv = [str(ROOT / "scripts" / "run.sh"), "ros2", "launch", "isaac_franka_bridge", "sim.launch.py"]
-    part = parts.add(Part("world", [*argv, f"task:={exp.task}"], exp.logs, dict(os.environ)))
+    launch = [f"task:={exp.world}", *exp.world_args]
+    argv = [str(ROOT / "scripts" / "run.sh"), "ros2", "launch", "isaac_franka_bridge", "sim.launch.py", *launch]
+    part = parts.add(Part("world", argv, exp.logs, dict(os.environ)))
     say(
-        f'starting the {exp.task} world (as make sim ARGS="task:={exp.task}"; log {part.log_path}); it stops with '
+        f'starting the {exp.world} world (as make sim ARGS="{" ".join(launch)}"; log {part.log_path}); it stops with '
         "this step: run make sim in another terminal to keep one across steps"
     )
     deadline = time.monotonic() + WORLD_TIMEOUT
-    while not all(world_task(url) == exp.task for url in exp.servers):
+    while not all(world_task(url) == exp.world for url in exp.servers):
         parts.check()
         if time.monotonic() > deadline:
             raise StepFailed(f"the world did not answer within {WORLD_TIMEOUT:.0f} s; its log: {part.log_path}")
@@ -581,7 +619,9 @@ class Run:
 
     def script(self, step: str, flags: list[str], name: str = "", extra: dict[str, str] | None = None) -> Part:
         """HIL-SERL's script of `step`, unaltered, run from the experiment directory."""
-        argv = [str(VENV_PYTHON), str(self.exp.examples / SCRIPTS[step]), f"--exp_name={self.exp.task}", *flags]
+        launcher = [str(OWN_EXPERIMENTS / "launch.py")] if self.exp.own else []
+        script = str(self.exp.examples / SCRIPTS[step])
+        argv = [str(VENV_PYTHON), *launcher, script, f"--exp_name={self.exp.task}", *flags]
         on_record = self.progress.learner_record if name == "learner" else self.progress.script
         part = Part(
             name or Path(SCRIPTS[step]).stem,
@@ -592,7 +632,9 @@ class Run:
             on_record=on_record,
             on_text=Prompter(self.exp, self.progress),
         )
-        shown = [Path(argv[1]).name, *(re.sub(r"=(/.*)", lambda m: "=" + self.rel(m[1]), a) for a in argv[2:])]
+        start = 1 + len(launcher)
+        shown = [Path(script).name, *(re.sub(r"=(/.*)", lambda m: "=" + self.rel(m[1]), a) for a in argv[start + 1 :])]
+        shown[0] = f"hil_serl_experiments/launch.py {shown[0]}" if launcher else shown[0]
         say(f"running HIL-SERL's {' '.join(shown)} (log {part.log_path})")
         return self.parts.add(part)
 
@@ -602,7 +644,8 @@ class Run:
         if self.args.expert == "person":
             say(f"a person drives: open {pages} (W/S A/D R/F move, C/V gripper, space success, Esc ends an episode)")
             return
-        argv = [str(VENV_PYTHON), "-m", "scripted_expert", "--task", self.exp.task, "--episodes", "0", *flags]
+        urls = [a for url in self.exp.servers for a in ("--url", url)]
+        argv = [str(VENV_PYTHON), "-m", "scripted_expert", "--task", self.exp.world, *urls, "--episodes", "0", *flags]
         part = Part("expert", argv, self.exp.logs, hil_serl_env(self.exp), on_record=self.progress.expert.feed)
         self.parts.add(part)
         say(f"the scripted expert drives the SpaceMouse: {' '.join(argv[2:])} (log {part.log_path})")
@@ -659,8 +702,28 @@ def saved(run: Run, kinds: tuple[str, ...]) -> bool:
     return all(f is not None and pickle_complete(run.exp.directory / f[1]) for f in files)
 
 
+def no_classifier(run: Run) -> None:
+    if run.exp.own:
+        raise StepFailed(
+            f"{run.exp.task}'s reward is the simulator's ground truth (its config): no classifier to record for or "
+            "to train; its steps: demos, train, evaluate, loop",
+            2,
+        )
+
+
+def before_scripts(run: Run) -> dict[str, str]:
+    """What HIL-SERL's example experiments need before their scripts start: a trained reward classifier, the
+    encoder's weights, a display for DISPLAY_IMAGE (its variables); this repository's have no images: none."""
+    if run.exp.own:
+        return {}
+    need_classifier(run)
+    run.home = encoder_weights(run.exp, run.args.random_encoder_weights)
+    return display(run.exp, run.parts)
+
+
 def step_successes(run: Run) -> None:
     exp, args, progress = run.exp, run.args, run.progress
+    no_classifier(run)
     env = display(exp, run.parts)
     world(exp, run.parts)
     run.expert(["--success-key", "--hold", str(args.hold), "--esc"])
@@ -694,6 +757,7 @@ def step_successes(run: Run) -> None:
 
 def step_classifier(run: Run) -> None:
     exp, args, progress = run.exp, run.args, run.progress
+    no_classifier(run)
     data = exp.directory / "classifier_data"
     if not (list(data.glob("*success*.pkl")) and list(data.glob("*failure*.pkl"))):
         raise StepFailed(f"no successes and failures in {run.rel(data)}: run STEP=successes first", 2)
@@ -731,14 +795,41 @@ def need_classifier(run: Run) -> None:
 
 
 def step_demos(run: Run) -> None:
+    progress = run.progress
+    record_demos(run, before_scripts(run))
+    bar = progress.bar
+    output = run.rel(progress.saved["demos"][1])
+    first = bar.one_at - run.started if bar.one_at else None
+    run.result(
+        f"{bar.n} demos in {run.elapsed()} (the first after {first:.0f} s), {bar.refreshes} env steps at "
+        f"{bar.rate(bar.refreshes):.1f}/s; {progress.expert.summary()}; written: {output}"
+    )
+    run.summary.update(
+        demos=bar.n,
+        first_demo_s=first,
+        env_steps=bar.refreshes,
+        env_steps_per_s=bar.rate(bar.refreshes),
+        outputs=[output],
+    )
+
+
+def record_demos(run: Run, env: dict[str, str]) -> None:
+    """HIL-SERL's record_demos.py with the expert (or a person) until it has saved its demos."""
     exp, args, progress = run.exp, run.args, run.progress
-    need_classifier(run)
-    run.home = encoder_weights(exp, args.random_encoder_weights)
-    env = display(exp, run.parts)
     world(exp, run.parts)
     run.expert([])
-    run.script("demos", [f"--successes_needed={args.demos}"], extra=env)
+    script = run.script("demos", [f"--successes_needed={args.demos}"], extra=env)
+    run.parts.expected_exit.add(script.name)  # without cameras it exits once its file is written
     bar = progress.bar
+
+    def done() -> bool:
+        if saved(run, ("demos",)):
+            return True
+        if not script.alive():
+            script.reader.join(timeout=2.0)
+            raise StepFailed(f"{script.name} ended ({script.popen.returncode}) before saving; its last lines:\n"
+                             f"{script.last_lines()}")  # fmt: skip
+        return False
 
     def line() -> str:
         if bar.n == 0 and progress.expert.successes >= 3:
@@ -754,25 +845,13 @@ def step_demos(run: Run) -> None:
             f"{progress.expert.summary()}"
         )
 
-    run.watch(lambda: saved(run, ("demos",)), line)
-    progress.note(
-        "no-exit",
-        "record_demos.py does not exit after saving (HIL-SERL's camera threads are not "
-        "daemons): the runner stops it now that its file is written",
-    )
-    output = run.rel(progress.saved["demos"][1])
-    first = bar.one_at - run.started if bar.one_at else None
-    run.result(
-        f"{bar.n} demos in {run.elapsed()} (the first after {first:.0f} s), {bar.refreshes} env steps at "
-        f"{bar.rate(bar.refreshes):.1f}/s; {progress.expert.summary()}; written: {output}"
-    )
-    run.summary.update(
-        demos=bar.n,
-        first_demo_s=first,
-        env_steps=bar.refreshes,
-        env_steps_per_s=bar.rate(bar.refreshes),
-        outputs=[output],
-    )
+    run.watch(done, line)
+    if script.alive():
+        progress.note(
+            "no-exit",
+            "record_demos.py does not exit after saving (HIL-SERL's camera threads are not "
+            "daemons): the runner stops it now that its file is written",
+        )
 
 
 def listening(port: int) -> bool:
@@ -839,13 +918,18 @@ def start_learner(run: Run, path: Path, demos: list[Path]) -> Part:
 
 
 def step_train(run: Run) -> None:
-    exp, args, progress = run.exp, run.args, run.progress
-    need_classifier(run)
+    exp, args = run.exp, run.args
     demos = [Path(p) for p in args.demo_path] or sorted((exp.directory / "demo_data").glob("*.pkl"))
     if not demos:
         raise StepFailed(f"no demos in {run.rel(exp.directory / 'demo_data')}: run STEP=demos first", 2)
     path = checkpoint_path(run)
-    run.home = encoder_weights(exp, args.random_encoder_weights)
+    env = before_scripts(run)
+    train(run, path, demos, env, lambda: args.steps > 0 and run.progress.bar.n >= args.steps)
+
+
+def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Callable[[], bool]) -> None:
+    """train_rlpd.py's learner, then its actor beside it with the expert after --patience, until `done`."""
+    exp, args, progress = run.exp, run.args, run.progress
     if args.wandb:
         say("wandb: train_rlpd.py logs to your wandb account (wandb login first)")
     else:
@@ -854,7 +938,6 @@ def step_train(run: Run) -> None:
             f"in {run.rel(exp.logs)}; --wandb logs to your account"
         )
     say(f"demos: {', '.join(run.rel(d) for d in demos)}")
-    env = display(exp, run.parts)
     world(exp, run.parts)
     start_learner(run, path, demos)
     run.expert(["--patience", str(args.patience)])
@@ -873,19 +956,151 @@ def step_train(run: Run) -> None:
         updates = f"{learner.n} updates" if learner.first_at else f"replay buffer {fill.n}/{fill.total or '?'} to start"
         return f"actor {bar.n} env steps ({bar.rate():.2f}/s); learner {updates}; {progress.expert.summary()}"
 
-    run.watch(lambda: args.steps > 0 and bar.n >= args.steps, line, 15.0)
+    run.watch(done, line, 15.0)
     run.result(f"{line()} in {run.elapsed()}; {intervened(run, path)}")
     written = sorted(run.rel(p) for p in path.rglob("*") if p.is_file()) if path.exists() else []
     nothing = "nothing yet by HIL-SERL (checkpoints every checkpoint_period learner steps, buffers every buffer_period"
-    say(f"written: {', '.join(written) or nothing + ' actor steps)'}; logs: {run.rel(exp.logs)}")
+    shown = written if len(written) <= 12 else [*written[:5], f"... ({len(written)} files)", *written[-5:]]
+    say(f"written: {', '.join(shown) or nothing + ' actor steps)'}; logs: {run.rel(exp.logs)}")
     run.summary.update(
         actor_steps=bar.n,
         env_steps_per_s=bar.rate(),
         learner_updates=learner.n,
+        learner_updates_per_s=learner.rate(),
         expert_episodes=progress.expert.episodes,
         outputs=written,
         actor_log=run.rel(actor.log_path),
     )
+
+
+def own_only(run: Run) -> None:
+    if not run.exp.own:
+        raise StepFailed(
+            f"STEP={run.args.step} is for this repository's experiments (hil_serl_experiments/: "
+            f"{', '.join(sorted(p.parent.name for p in (OWN_EXPERIMENTS / 'experiments').glob('*/config.py')))}), "
+            "whose reward is the simulator's ground truth",
+            2,
+        )
+
+
+EVALUATED = re.compile(r"\[evaluate\] (\S+) episode (\d+): .*\((\d+)/(\d+)\)")
+RATE = re.compile(r"\[evaluate\] (\S+): success rate ([\d.]+) \((\d+)/(\d+)\)")
+
+
+def evaluate(run: Run, path: Path, steps: str, out: Path) -> list[dict]:
+    """hil_serl_experiments/evaluate.py: the policy alone from the experiment's reset, scored by the ground truth."""
+    exp, args = run.exp, run.args
+    world(exp, run.parts)
+    flags = [f"--exp_name={exp.task}", f"--policy={args.policy}", f"--episodes={args.episodes}", f"--out={out}"]
+    flags += [f"--checkpoint_path={path}", f"--steps={steps}"] if args.policy == "checkpoint" else []
+    flags += [f"--expert_task={exp.world}"] if args.policy == "expert" else []
+    shown: dict[str, str] = {}
+
+    def record(part: Part, text: str) -> None:
+        if match := EVALUATED.search(text):
+            shown["now"] = f"evaluating {match[1]}: {match[3]} successes in {match[4]} episodes"
+        elif match := RATE.search(text):
+            shown[match[1]] = f"{match[1]}: {match[3]}/{match[4]}"
+
+    argv = [str(VENV_PYTHON), str(OWN_EXPERIMENTS / "evaluate.py"), *flags]
+    part = run.parts.add(Part("evaluate", argv, exp.logs, hil_serl_env(exp), on_record=record))
+    run.parts.expected_exit.add(part.name)
+    say(f"evaluating: hil_serl_experiments/evaluate.py {' '.join(flags)} (log {part.log_path})")
+    run.watch(lambda: not part.alive(), lambda: shown.get("now", "evaluation starts (JAX compiles)"), 30.0)
+    if part.popen.wait() != 0 or not out.is_file():
+        raise StepFailed(f"the evaluation ended with {part.popen.returncode}; its last lines:\n{part.last_lines()}")
+    runs = json.loads(out.read_text())["runs"]
+    run.result(f"evaluated ({args.episodes} episodes each, the policy alone): "
+               + "; ".join(f"{r.get('step', r['policy'])}: {100 * r['success_rate']:.0f} %" for r in runs))  # fmt: skip
+    return runs
+
+
+def step_evaluate(run: Run) -> None:
+    own_only(run)
+    path = run.exp.directory / run.args.checkpoint_path
+    out = run.exp.logs / "evaluation.json"
+    runs = evaluate(run, path, run.args.eval_steps, out)
+    run.summary.update(evaluation=runs, outputs=[run.rel(out)])
+
+
+def spread(steps: list[int], points: int) -> list[int]:
+    """`points` of the sorted `steps`, evenly spread, the last always among them."""
+    if len(steps) <= points:
+        return steps
+    if points <= 1:
+        return steps[-1:]
+    return sorted({steps[round(i * (len(steps) - 1) / (points - 1))] for i in range(points)})
+
+
+def step_loop(run: Run) -> None:
+    """The whole loop, unattended: demos by the expert, then learner and actor with the expert after --patience
+    until --minutes after the first demo, then an evaluation of the learner's checkpoints and the learning curve."""
+    own_only(run)
+    exp, args = run.exp, run.args
+    path = exp.directory / args.checkpoint_path
+    if path.exists():
+        raise StepFailed(f"{run.rel(path)} exists: the loop trains from nothing (remove it, or another --dir)", 2)
+    record_demos(run, {})
+    demos = [exp.directory / run.progress.saved["demos"][1]]
+    first_at = run.progress.bar.one_at or time.monotonic()
+    first_wall = time.time() - (time.monotonic() - first_at)
+    demos_summary = {"demos": run.progress.bar.n, "first_demo_s": first_at - run.started}
+    run.parts.stop({"record_demos", "expert"})
+    run.progress = progress = Progress()
+    deadline = first_at + 60.0 * args.minutes
+    until = datetime.fromtimestamp(first_wall + 60 * args.minutes)
+    say(f"training until {args.minutes:g} minutes after the first demo ({until:%H:%M:%S})")
+    checkpoints: dict[int, dict] = {}
+
+    def done() -> bool:
+        for found in path.glob("checkpoint_*"):
+            step = int(found.name.rsplit("_", 1)[-1]) if found.name.rsplit("_", 1)[-1].isdigit() else None
+            if step is not None and step not in checkpoints:
+                minutes = (time.time() - first_wall) / 60.0
+                checkpoints[step] = {"step": step, "minutes": round(minutes, 2), "env_steps": progress.bar.n}
+        return time.monotonic() >= deadline
+
+    train(run, path, demos, {}, done)
+    train_summary = dict(run.summary)
+    run.parts.stop({"actor", "learner", "expert"})
+    actor_log = exp.logs / "actor.log"
+    put_back = actor_log.read_text(errors="replace").count("in the hand: put back") if actor_log.is_file() else 0
+    say(f"the held object was put back in the hand {put_back} time(s) between training episodes (moved in the hand)")
+    done()  # a checkpoint written as the learner stopped
+    if not checkpoints:
+        raise StepFailed(f"the learner wrote no checkpoint in {args.minutes:g} minutes (every checkpoint_period steps)")
+    chosen = spread(sorted(checkpoints), args.eval_points)
+    out = exp.logs / "evaluation.json"
+    runs = evaluate(run, path, ",".join(map(str, chosen)), out)
+    for entry in runs:
+        entry.update(checkpoints.get(entry.get("step"), {}))
+    loop = {
+        "task": exp.task,
+        "minutes": args.minutes,
+        "patience_s": args.patience,
+        "put_back": put_back,
+        "first_demo_wall": first_wall,
+        **demos_summary,
+        "train": train_summary,
+        "checkpoints": [checkpoints[k] for k in sorted(checkpoints)],
+        "evaluation": runs,
+        "checkpoint_path": str(path),
+    }
+    (exp.logs / "loop.json").write_text(json.dumps(loop, indent=1, default=str) + "\n")
+    curve(run, exp.logs / "loop.json")
+    best = max(runs, key=lambda r: (r["success_rate"], -r["step"]))
+    best = {"step": best["step"], "minutes": best.get("minutes"), "success_rate": best["success_rate"]}
+    run.summary = {**train_summary, "loop": run.rel(exp.logs / "loop.json"), "evaluation": runs, "best": best}
+
+
+def curve(run: Run, loop: Path) -> None:
+    """hil_serl_experiments/curve.py: the learning curve (PNG) and its points (JSON) beside loop.json."""
+    argv = [str(VENV_PYTHON), str(OWN_EXPERIMENTS / "curve.py"), str(loop)]
+    done = subprocess.run(argv, env=hil_serl_env(run.exp), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise StepFailed(f"the learning curve could not be drawn: {done.stdout}{done.stderr}")
+    for line in done.stdout.splitlines():
+        say(line)
 
 
 STEP_FUNCTIONS: dict[str, Callable[[Run], None]] = {
@@ -893,6 +1108,8 @@ STEP_FUNCTIONS: dict[str, Callable[[Run], None]] = {
     "classifier": step_classifier,
     "demos": step_demos,
     "train": step_train,
+    "evaluate": step_evaluate,
+    "loop": step_loop,
 }
 
 
@@ -928,6 +1145,16 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="train: seconds the expert leaves each episode to the policy (default 5)",
     )
     parser.add_argument("--checkpoint-path", default="first_run", help="train: under the directory (default first_run)")
+    parser.add_argument("--minutes", type=float, default=60.0, help="loop: training time from the first demo")
+    parser.add_argument("--eval-points", type=int, default=5, help="loop: checkpoints to evaluate (spread, the last)")
+    parser.add_argument("--episodes", type=int, default=20, help="evaluate, loop: episodes per policy (default 20)")
+    parser.add_argument("--eval-steps", default="latest", help="evaluate: checkpoints (steps, comma-separated; all)")
+    parser.add_argument(
+        "--policy",
+        choices=("checkpoint", "expert", "zero"),
+        default="checkpoint",
+        help="evaluate: the learner's checkpoints (default), the scripted expert as a policy, or no motion",
+    )
     parser.add_argument("--demo-path", action="append", default=[], help="train: a demos file (default all demo_data/)")
     parser.add_argument("--wandb", action="store_true", help="train: log to wandb (default --debug: no wandb login)")
     parser.add_argument(

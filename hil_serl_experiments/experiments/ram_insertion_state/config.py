@@ -1,0 +1,57 @@
+"""ram_insertion from proprioception alone: HIL-SERL's ram_insertion experiment without its cameras.
+
+The same RAMEnv, random reset, action scale, pose limits and compliance sets (its EnvConfig, inherited), the same
+GripperCloseEnv and SpacemouseIntervention, HIL-SERL's SERLObsWrapper and ChunkingWrapper. What differs, each the
+consequence of having no images:
+- observations: tcp_pose, tcp_vel, tcp_force, tcp_torque (no images; no gripper_pose, the gripper is held closed);
+- tcp_pose relative to TARGET_POSE (ground_truth.TargetFrame) instead of to the episode's random start
+  (RelativeFrame), whose offset only the wrist images located; actions in the base frame, as FrankaEnv takes them;
+- the reward is the simulator's ground truth (GET /task success), not a classifier on the images: this config's
+  choice, which only a simulator offers; and between episodes a stick that has moved in the hand is put back
+  (POST /task/reset), as a person at the real set-up would, counted in the actor's output;
+- the server is $FRANKA_SIM_URL (default the ram_insertion world's), so that several worlds each have their actor.
+"""
+
+from franka_env.envs.wrappers import GripperCloseEnv, SpacemouseIntervention
+from ground_truth import GroundTruth, TargetFrame, server_url
+from serl_launcher.wrappers.chunking import ChunkingWrapper
+from serl_launcher.wrappers.serl_obs_wrappers import SERLObsWrapper
+
+from experiments.ram_insertion.config import EnvConfig as RAMInsertionEnvConfig
+from experiments.ram_insertion.config import TrainConfig as RAMInsertionTrainConfig
+from experiments.ram_insertion.wrapper import RAMEnv
+
+WORLD = "ram_insertion"  # scripts/hil_serl.py: the simulated world it runs on, and that world's launch arguments
+WORLD_ARGS = "cameras_config:=none"
+
+
+class EnvConfig(RAMInsertionEnvConfig):
+    SERVER_URL = server_url("http://127.0.0.2:5000/")  # the ram_insertion world's
+    REALSENSE_CAMERAS = {}
+    IMAGE_CROP = {}
+    DISPLAY_IMAGE = False
+
+
+class TrainConfig(RAMInsertionTrainConfig):
+    image_keys = []
+    classifier_keys = []
+    proprio_keys = ["tcp_pose", "tcp_vel", "tcp_force", "tcp_torque"]
+    encoder_type = "state"  # hil_serl_experiments/state_agent.py: HIL-SERL's SACAgent on the state alone
+    checkpoint_period = 2000  # learner steps (ram_insertion: 5000, at about 1 step/s with images on a GPU)
+    buffer_period = 1000
+    steps_per_update = 50
+
+    def get_environment(self, fake_env=False, save_video=False, classifier=False, intervention=True):
+        """HIL-SERL's signature; `classifier` is ignored (the ground truth rewards), `intervention=False` leaves
+        out the SpaceMouse (an evaluation of the policy alone)."""
+        config = EnvConfig()
+        env = RAMEnv(fake_env=fake_env, save_video=save_video, config=config)
+        env = GripperCloseEnv(env)
+        if not fake_env and intervention:
+            env = SpacemouseIntervention(env)
+        env = TargetFrame(env, config.TARGET_POSE)
+        env = SERLObsWrapper(env, proprio_keys=self.proprio_keys)
+        env = ChunkingWrapper(env, obs_horizon=1, act_exec_horizon=None)
+        if not fake_env:
+            env = GroundTruth(env, config.SERVER_URL, held="ram")
+        return env

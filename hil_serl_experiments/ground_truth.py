@@ -1,0 +1,137 @@
+"""What a state-based experiment adds to HIL-SERL's env chain (runs in HIL-SERL's environment).
+
+- `TargetFrame`: the hand's pose relative to the config's TARGET_POSE. HIL-SERL's examples see the pose relative
+  to the episode's random start (RelativeFrame), and their wrist cameras locate the slot; without images that
+  pose says nothing of where the slot is. The pose relative to a fixed TARGET_POSE is the robot's own measured
+  pose in a fixed frame (no ground truth): position minus the target's, in the base frame (the actions' frame),
+  and the rotation from the target's as a rotation vector (continuous where the Euler angles of a hand pointing
+  down jump between +pi and -pi).
+- `GroundTruth`: the reward from the simulator's ground truth (`GET /task` success) instead of a classifier, and
+  the person's part between episodes: where the held object has moved in the hand since the first reset (slid in
+  the fingers after jams), `POST /task/reset` puts it back as a person would, counted and said.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import gymnasium as gym
+import numpy as np
+import requests
+from scipy.spatial.transform import Rotation
+
+
+def server_url(default: str) -> str:
+    """The simulator's server: $FRANKA_SIM_URL (each world its own actor), else `default`."""
+    return (os.environ.get("FRANKA_SIM_URL") or default).rstrip("/") + "/"
+
+
+def pose_in(frame: np.ndarray, pose: np.ndarray) -> tuple[np.ndarray, Rotation]:
+    """`pose` ([x, y, z, qx, qy, qz, qw]) in `frame` (same form): position and rotation."""
+    rotation = Rotation.from_quat(frame[3:7])
+    return rotation.inv().apply(pose[:3] - frame[:3]), rotation.inv() * Rotation.from_quat(pose[3:7])
+
+
+class TargetFrame(gym.ObservationWrapper):
+    """tcp_pose (7: xyz, quaternion) -> (6): position minus the target's, rotation vector from the target's."""
+
+    def __init__(self, env: gym.Env, target: np.ndarray) -> None:
+        super().__init__(env)
+        self.target_pos = np.asarray(target[:3], dtype=float)
+        self.target_rot = Rotation.from_euler("xyz", target[3:6])
+        self.observation_space["state"]["tcp_pose"] = gym.spaces.Box(-np.inf, np.inf, shape=(6,))
+
+    def observation(self, observation: dict) -> dict:
+        pose = observation["state"]["tcp_pose"]
+        turned = (self.target_rot.inv() * Rotation.from_quat(pose[3:7])).as_rotvec()
+        observation["state"]["tcp_pose"] = np.concatenate([pose[:3] - self.target_pos, turned])
+        return observation
+
+
+class GroundTruth(gym.Wrapper):
+    """Reward 1 and the episode's end when the simulator's ground truth says success (info['succeed'], as
+    HIL-SERL's classifier wrapper); the held object put back in the hand where it has moved there."""
+
+    def __init__(self, env: gym.Env, url: str, held: str, moved_m: float = 0.0015, moved_rad: float = 0.035) -> None:
+        super().__init__(env)
+        self.url, self.held = url, held
+        self.moved_m, self.moved_rad = moved_m, moved_rad
+        self.session = requests.Session()
+        self.reference: tuple[np.ndarray, Rotation] | None = None
+        self.replaced = 0
+        self.periods: list[float] = []  # [s] from one step's call to the next within an episode (the actor's loop)
+        self.resets: list[float] = []  # [s] each reset's duration
+        self.episodes, self.last_call = 0, None
+
+    def get(self, route: str, method: str = "GET") -> dict:
+        response = self.session.request(method, self.url + route, timeout=5.0)
+        response.raise_for_status()
+        return response.json()
+
+    def put_back(self) -> None:
+        self.session.post(self.url + "task/reset", timeout=10.0).raise_for_status()
+
+    def in_hand(self, samples: int = 3, period: float = 0.12) -> tuple[np.ndarray, Rotation]:
+        """The held object's pose in the hand: the median of a few readings (the hand's state at 500 Hz and the
+        objects' at 10 Hz are not taken at one instant, which reads as up to 1.5 mm while the arm settles)."""
+        readings = []
+        for i in range(samples):
+            time.sleep(period if i else 0.0)
+            hand = np.asarray(self.get("getstate", "POST")["pose"], dtype=float)
+            position, rotation = pose_in(hand, np.asarray(self.get("task")["objects_in_base"][self.held], dtype=float))
+            readings.append(np.concatenate([position, rotation.as_rotvec()]))
+        median = np.median(readings, axis=0)
+        return median[:3], Rotation.from_rotvec(median[3:])
+
+    def step(self, action):
+        now = time.monotonic()
+        if self.last_call is not None:
+            self.periods.append(now - self.last_call)
+        self.last_call = now
+        observation, _, done, truncated, info = self.env.step(action)
+        success = bool(self.get("task")["success"])
+        info["succeed"] = success
+        return observation, int(success), done or success, truncated, info
+
+    def reset(self, **kwargs):
+        started, self.last_call = time.monotonic(), None
+        observation, info = self._reset(**kwargs)
+        self.resets.append(time.monotonic() - started)
+        self.episodes += 1
+        if self.episodes % 20 == 0:
+            self.report()
+        return observation, info
+
+    def report(self) -> None:
+        """The pace of the last episodes: env steps per second within them, and the resets between them."""
+        if self.periods:
+            periods = 1000 * np.array(self.periods[-2000:])
+            print(
+                f"[ground truth] pace after {self.episodes} resets: {1000 / np.mean(periods):.2f} env steps/s within "
+                f"episodes (step period p50 {np.median(periods):.0f} ms, p99 {np.percentile(periods, 99):.0f} ms); "
+                f"reset p50 {np.median(self.resets[-20:]):.1f} s",
+                flush=True,
+            )
+
+    def _reset(self, **kwargs):
+        if self.reference is None:  # the object as the task starts it: the reference for the episodes after
+            self.put_back()
+        observation, info = self.env.reset(**kwargs)
+        position, rotation = self.in_hand()
+        if self.reference is None:
+            self.reference = position, rotation
+        else:
+            moved = float(np.linalg.norm(position - self.reference[0]))
+            turned = float((rotation * self.reference[1].inv()).magnitude())
+            if moved > self.moved_m or turned > self.moved_rad:
+                self.replaced += 1
+                print(
+                    f"[ground truth] the {self.held} had moved {1000 * moved:.1f} mm and {np.degrees(turned):.1f} deg "
+                    f"in the hand: put back (POST /task/reset), {self.replaced} time(s) so far",
+                    flush=True,
+                )
+                self.put_back()
+                observation, info = self.env.reset(**kwargs)
+        info["replaced"] = self.replaced
+        return observation, info

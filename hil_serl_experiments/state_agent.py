@@ -1,0 +1,118 @@
+"""HIL-SERL's SAC agent and replay buffers for an experiment without image keys (runs in HIL-SERL's environment).
+
+serl_launcher refuses an experiment whose `image_keys` is empty in three places, each of them for images only:
+- `SACAgent.create_pixels` concatenates the encodings of the image keys (none: jnp.concatenate of nothing);
+- `MemoryEfficientReplayBuffer` stores frames once and stacks them at sampling; with no image key it has no
+  stack size (`range(None)` at the first insert);
+- `SACAgent.update` asks whether `image_keys[0]` is in the batch's next observations (IndexError).
+
+`install()` is the smallest way round that keeps everything else of HIL-SERL's as it is (train_rlpd.py's learner
+and actor loops, agentlace, RLPD's 50/50 demo sampling, SACAgent and its update): before train_rlpd.py is run
+(hil_serl_experiments/launch.py), serl_launcher's `make_sac_pixel_agent` and `MemoryEfficientReplayBufferDataStore`
+are replaced by functions that call the originals whenever there are image keys, and otherwise
+- build the same SACAgent (`SACAgent.create`, make_sac_pixel_agent's networks and hyperparameters) on
+  EncodingWrapper's own proprioception branch (Dense 64, LayerNorm, tanh) instead of image encoders, its
+  `image_keys` ("state",): the key `update` checks, which a state batch always has in its next observations;
+- store transitions in serl_launcher's plain `ReplayBufferDataStore` (observation and next observation each
+  stored whole, which for a state vector costs what frame sharing would save).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import flax.linen as nn
+import jax
+from serl_launcher.agents.continuous.sac import SACAgent
+from serl_launcher.data import data_store
+from serl_launcher.data.data_store import ReplayBufferDataStore
+from serl_launcher.data.replay_buffer import ReplayBuffer
+from serl_launcher.networks.actor_critic_nets import Critic, Policy, ensemblize
+from serl_launcher.networks.lagrange import GeqLagrangeMultiplier
+from serl_launcher.networks.mlp import MLP
+from serl_launcher.utils import launcher
+
+STATE_KEYS = ("state",)
+
+
+class ProprioEncoder(nn.Module):
+    """EncodingWrapper's proprioception branch alone: the (stacked) state through Dense, LayerNorm and tanh."""
+
+    latent_dim: int = 64  # EncodingWrapper's proprio_latent_dim
+
+    @nn.compact
+    def __call__(self, observations, train: bool = False, stop_gradient: bool = False):
+        state = observations["state"]
+        state = state.reshape(*state.shape[:-2], -1)  # (T, C) -> (T C), (B, T, C) -> (B, T C): enable_stacking
+        state = nn.Dense(self.latent_dim, kernel_init=nn.initializers.xavier_uniform())(state)
+        return nn.tanh(nn.LayerNorm()(state))
+
+
+def make_sac_state_agent(seed, sample_obs, sample_action, discount=0.97, reward_bias=0.0, target_entropy=None):
+    """make_sac_pixel_agent's SACAgent (its networks, optimizers, temperature and discount) on the state alone."""
+    encoder = ProprioEncoder(name="encoder")
+    network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256], "activate_final": True}
+    critic_backbone = ensemblize(partial(MLP, **network), 2)(name="critic_ensemble")
+    critic = Critic(encoder=encoder, network=critic_backbone, name="critic")
+    policy = Policy(
+        encoder=encoder,
+        network=MLP(**network),
+        action_dim=sample_action.shape[-1],
+        tanh_squash_distribution=True,
+        std_parameterization="exp",
+        std_min=1e-5,
+        std_max=5,
+        name="actor",
+    )
+    temperature = GeqLagrangeMultiplier(init_value=1e-2, constraint_shape=(), constraint_type="geq", name="temperature")
+    return SACAgent.create(
+        jax.random.PRNGKey(seed),
+        sample_obs,
+        sample_action,
+        actor_def=policy,
+        critic_def=critic,
+        temperature_def=temperature,
+        discount=discount,
+        backup_entropy=False,
+        critic_ensemble_size=2,
+        critic_subsample_size=None,
+        image_keys=STATE_KEYS,
+        augmentation_function=None,
+        reward_bias=reward_bias,
+        target_entropy=target_entropy,
+    )
+
+
+class StateReplayBufferDataStore(ReplayBufferDataStore):
+    """serl_launcher's plain replay buffer data store, taking MemoryEfficientReplayBufferDataStore's arguments."""
+
+    def __init__(self, observation_space, action_space, capacity, include_grasp_penalty=False, **_):
+        super().__init__(observation_space, action_space, capacity)
+        if include_grasp_penalty:  # ReplayBufferDataStore does not pass it on: the buffer again, with it
+            ReplayBuffer.__init__(self, observation_space, action_space, capacity, include_grasp_penalty=True)
+
+    def sample(self, *args, pack_obs_and_next_obs: bool = False, **kwargs):
+        """Each observation and next observation is stored whole: nothing to pack."""
+        return super().sample(*args, **kwargs)
+
+
+def install() -> None:
+    """Route serl_launcher's agent and buffer factories to the state versions where there are no image keys."""
+    pixel_agent, efficient_store = launcher.make_sac_pixel_agent, data_store.MemoryEfficientReplayBufferDataStore
+    if getattr(pixel_agent, "state_aware", False):
+        return
+
+    def make_sac_pixel_agent(seed, sample_obs, sample_action, image_keys=("image",), encoder_type="", **kwargs):
+        if image_keys:
+            encoder_type = encoder_type or "resnet-pretrained"
+            return pixel_agent(seed, sample_obs, sample_action, image_keys, encoder_type, **kwargs)
+        return make_sac_state_agent(seed, sample_obs, sample_action, **kwargs)
+
+    def replay_buffer_data_store(observation_space, action_space, capacity, image_keys=("image",), **kwargs):
+        if image_keys:
+            return efficient_store(observation_space, action_space, capacity, image_keys=image_keys, **kwargs)
+        return StateReplayBufferDataStore(observation_space, action_space, capacity, **kwargs)
+
+    make_sac_pixel_agent.state_aware = True
+    launcher.make_sac_pixel_agent = make_sac_pixel_agent
+    data_store.MemoryEfficientReplayBufferDataStore = replay_buffer_data_store

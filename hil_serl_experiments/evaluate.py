@@ -114,10 +114,19 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
             observation, _, done, truncated, info = env.step(act(observation))
             steps += 1
         success = bool(info.get("succeed"))
-        results.append({"success": success, "steps": steps, "seconds": round(time.monotonic() - started, 2)})
+        truth = env.get("task")  # where the episode left the stick (GroundTruth's route to the simulator)
+        results.append(
+            {
+                "success": success,
+                "steps": steps,
+                "seconds": round(time.monotonic() - started, 2),
+                "detail": truth.get("detail", ""),
+                "values": truth.get("values", {}),
+            }
+        )
         wins = sum(r["success"] for r in results)
         print(f"[evaluate] {name} episode {episode + 1}: {'success' if success else 'no success'} after {steps} steps "
-              f"({wins}/{episode + 1})", flush=True)  # fmt: skip
+              f"({wins}/{episode + 1}): {results[-1]['detail']}", flush=True)  # fmt: skip
     rate = sum(r["success"] for r in results) / max(1, episodes)
     print(f"[evaluate] {name}: success rate {rate:.2f} ({sum(r['success'] for r in results)}/{episodes})", flush=True)
     return {"policy": name, "success_rate": rate, "episodes": results}
@@ -136,14 +145,15 @@ def main() -> None:
             act = checkpoint_policy(config, env, args.checkpoint_path, step, args.argmax, args.seed)
             runs.append({"step": step, **evaluate(env, act, args.episodes, f"checkpoint_{step}")})
             if args.out:  # as it goes: an evaluation stopped early keeps what it measured
-                args.out.write_text(json.dumps({"exp_name": args.exp_name, "runs": runs}, indent=1) + "\n")
+                partial = {"exp_name": args.exp_name, "argmax": args.argmax, "runs": runs}
+                args.out.write_text(json.dumps(partial, indent=1) + "\n")
     else:
         act = expert_policy(args.expert_task) if args.policy == "expert" else (lambda observation: np.zeros(6))
         runs.append(evaluate(env, act, args.episodes, args.policy))
     replaced = getattr(env, "replaced", 0)
     print(f"[evaluate] the held object was put back in the hand {replaced} time(s)", flush=True)
     if args.out:
-        results = {"exp_name": args.exp_name, "runs": runs, "replaced": replaced}
+        results = {"exp_name": args.exp_name, "argmax": args.argmax, "runs": runs, "replaced": replaced}
         args.out.write_text(json.dumps(results, indent=1) + "\n")
 
 

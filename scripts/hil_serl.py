@@ -58,6 +58,7 @@ RESNET_PATH = Path("~/.serl/resnet10_params.pkl")  # serl_launcher's reward_clas
 RANDOM_MARK = "RANDOM_ENCODER_WEIGHTS.txt"  # in an experiment directory some of whose outputs used random weights
 LABEL = " [RANDOM ENCODER WEIGHTS, not SERL's ResNet-10]"
 OWN_EXPERIMENTS = ROOT / "hil_serl_experiments"  # this repository's experiments; launch.py runs HIL-SERL's scripts
+LEARNER_NICENESS = 10
 LEARNER_PORTS = (5588, 5589)  # agentlace's request and broadcast ports (serl_launcher's make_trainer_config)
 WORLD_TIMEOUT = 180.0  # [s] a first launch builds nothing but loads meshes, DDS and the camera process
 DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # scripts/run.sh's, not HIL-SERL's
@@ -622,6 +623,13 @@ class Run:
         launcher = [str(OWN_EXPERIMENTS / "launch.py")] if self.exp.own else []
         script = str(self.exp.examples / SCRIPTS[step])
         argv = [str(VENV_PYTHON), *launcher, script, f"--exp_name={self.exp.task}", *flags]
+        if name == "learner":  # it takes what the world and the actor leave: the env's 10 Hz comes first
+            argv = ["nice", "-n", str(LEARNER_NICENESS), *argv]
+            self.progress.note(
+                "nice",
+                f"the learner runs at niceness {LEARNER_NICENESS}: on a machine it shares with the world and the "
+                "actor, it takes the CPU they leave (the env asks for 10 Hz)",
+            )
         on_record = self.progress.learner_record if name == "learner" else self.progress.script
         part = Part(
             name or Path(SCRIPTS[step]).stem,
@@ -632,7 +640,7 @@ class Run:
             on_record=on_record,
             on_text=Prompter(self.exp, self.progress),
         )
-        start = 1 + len(launcher)
+        start = argv.index(script)
         shown = [Path(script).name, *(re.sub(r"=(/.*)", lambda m: "=" + self.rel(m[1]), a) for a in argv[start + 1 :])]
         shown[0] = f"hil_serl_experiments/launch.py {shown[0]}" if launcher else shown[0]
         say(f"running HIL-SERL's {' '.join(shown)} (log {part.log_path})")
@@ -983,7 +991,7 @@ def own_only(run: Run) -> None:
         )
 
 
-EVALUATED = re.compile(r"\[evaluate\] (\S+) episode (\d+): .*\((\d+)/(\d+)\)")
+EVALUATED = re.compile(r"\[evaluate\] (\S+) episode (\d+): .*?\((\d+)/(\d+)\)")
 RATE = re.compile(r"\[evaluate\] (\S+): success rate ([\d.]+) \((\d+)/(\d+)\)")
 
 
@@ -993,6 +1001,7 @@ def evaluate(run: Run, path: Path, steps: str, out: Path) -> list[dict]:
     world(exp, run.parts)
     flags = [f"--exp_name={exp.task}", f"--policy={args.policy}", f"--episodes={args.episodes}", f"--out={out}"]
     flags += [f"--checkpoint_path={path}", f"--steps={steps}"] if args.policy == "checkpoint" else []
+    flags += ["--argmax"] if args.argmax and args.policy == "checkpoint" else []
     flags += [f"--expert_task={exp.world}"] if args.policy == "expert" else []
     shown: dict[str, str] = {}
 
@@ -1149,6 +1158,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--eval-points", type=int, default=5, help="loop: checkpoints to evaluate (spread, the last)")
     parser.add_argument("--episodes", type=int, default=20, help="evaluate, loop: episodes per policy (default 20)")
     parser.add_argument("--eval-steps", default="latest", help="evaluate: checkpoints (steps, comma-separated; all)")
+    parser.add_argument(
+        "--argmax",
+        action="store_true",
+        help="evaluate, loop: the policy's mode (default: sampled, as train_rlpd.py's own evaluation)",
+    )
     parser.add_argument(
         "--policy",
         choices=("checkpoint", "expert", "zero"),

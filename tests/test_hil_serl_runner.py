@@ -14,6 +14,7 @@ in file order, through one experiment directory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -37,10 +38,21 @@ LABEL = "[RANDOM ENCODER WEIGHTS"
 pytestmark = pytest.mark.slow
 
 
+STARTED: list[Runner] = []  # every runner of the module, killed with what is left of it after each test
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers():
+    yield
+    while STARTED:
+        STARTED.pop().kill()
+
+
 class Runner:
     """scripts/hil_serl.py as a user runs it, its output kept, its descendants watched."""
 
     def __init__(self, directory: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        STARTED.append(self)
         self.popen = subprocess.Popen(
             [sys.executable, str(RUNNER), TASK, *args, "--dir", str(directory)],
             cwd=ROOT,
@@ -91,6 +103,21 @@ class Runner:
             pytest.fail(f"the runner ran past {timeout} s (stopped with SIGINT, status {code}):\n{self.output}")
         self.ended.wait(10)
         return code
+
+    def kill(self) -> None:
+        """What is left of the runner and of everything it started, killed (a failed test's clean-up: the
+        world, the expert and HIL-SERL's scripts must not stay behind to load the tests after it)."""
+        if self.popen.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+        for process in self.seen.values():  # still the process seen (psutil checks its start time), not a reuse
+            if _running(process):
+                with contextlib.suppress(OSError):
+                    os.killpg(process.pid, signal.SIGKILL)  # a part's group (each part leads its own)
+                with contextlib.suppress(OSError, psutil.Error):
+                    process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(10)
 
     def left_running(self) -> list[str]:
         """What the runner started and is still running, a few seconds after it ended."""

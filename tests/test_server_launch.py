@@ -15,37 +15,22 @@ import launch_testing.actions
 import launch_testing.asserts
 import pytest
 import requests
-from launch.actions import IncludeLaunchDescription
-from launch.launch_description_sources import PythonLaunchDescriptionSource
-
-from launch import LaunchDescription
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # launch_test loads this file alone
-from test_sim_launch import SERVER_NODE, RosProbe, launch_file, on_own_domain, quiet_domain  # noqa: E402
+from test_sim_launch import SERVER_NODE, ProbedCase, describe  # noqa: E402
 
-from conftest import STARTUP_TIMEOUT, free_port, wait_until  # noqa: E402
+from conftest import STARTUP_TIMEOUT, wait_until  # noqa: E402
 
 LAUNCHED: dict = {}  # what generate_test_description chose: the ROS domain and the server's URL
 
 
 @pytest.mark.launch_test
 def generate_test_description():
-    domain_id, port = quiet_domain(), free_port()
-    LAUNCHED.update(domain_id=domain_id, url=f"http://127.0.0.1:{port}/")
-    server = IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(launch_file("server.launch.py")), launch_arguments={"port": str(port)}.items()
-    )
-    return LaunchDescription([on_own_domain(domain_id, server), launch_testing.actions.ReadyToTest()])
+    return describe("server.launch.py", LAUNCHED)
 
 
-class TestServerLaunchComesUp(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ros = RosProbe(LAUNCHED["domain_id"])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ros.close()
+class TestServerLaunchComesUp(ProbedCase):
+    launched = LAUNCHED
 
     def test_the_server_node_is_on_the_graph(self):
         assert wait_until(lambda: SERVER_NODE in self.ros.node_names(), STARTUP_TIMEOUT, 0.25), self.ros.node_names()

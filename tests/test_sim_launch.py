@@ -96,25 +96,39 @@ def quiet_domain(settle: float = 1.0) -> int:
     raise RuntimeError("no quiet ROS domain found")
 
 
-@pytest.mark.launch_test
-def generate_test_description():
+def describe(name: str, launched: dict, **arguments: str) -> LaunchDescription:
+    """Launch file `name` with `arguments` on a quiet ROS domain of its own, its server on a free port, then
+    ReadyToTest; `launched` gets the domain and the server's URL."""
     domain_id, port = quiet_domain(), free_port()
-    LAUNCHED.update(domain_id=domain_id, url=f"http://127.0.0.1:{port}/")
-    arguments = {"task": "pick_cube", "cameras_config": "none", "host": "127.0.0.1", "port": str(port)}
-    sim = IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(launch_file("sim.launch.py")), launch_arguments=arguments.items()
+    launched.update(domain_id=domain_id, url=f"http://127.0.0.1:{port}/")
+    arguments = {**arguments, "port": str(port)}
+    include = IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(launch_file(name)), launch_arguments=arguments.items()
     )
-    return LaunchDescription([on_own_domain(domain_id, sim), launch_testing.actions.ReadyToTest()])
+    return LaunchDescription([on_own_domain(domain_id, include), launch_testing.actions.ReadyToTest()])
 
 
-class TestSimLaunchComesUp(unittest.TestCase):
+class ProbedCase(unittest.TestCase):
+    """Tests with a RosProbe (`self.ros`) on the domain of their module's launch (`launched`)."""
+
+    launched: dict = {}
+
     @classmethod
     def setUpClass(cls):
-        cls.ros = RosProbe(LAUNCHED["domain_id"])
+        cls.ros = RosProbe(cls.launched["domain_id"])
 
     @classmethod
     def tearDownClass(cls):
         cls.ros.close()
+
+
+@pytest.mark.launch_test
+def generate_test_description():
+    return describe("sim.launch.py", LAUNCHED, task="pick_cube", cameras_config="none", host="127.0.0.1")
+
+
+class TestSimLaunchComesUp(ProbedCase):
+    launched = LAUNCHED
 
     def test_the_nodes_of_the_docs_come_up(self):
         nodes = (ROOT / "docs" / "ros_interfaces.md").read_text().split("## Nodes", 1)[1].split("\n## ", 1)[0]

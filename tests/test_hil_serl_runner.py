@@ -104,6 +104,15 @@ class Runner:
         self.ended.wait(10)
         return code
 
+    def started(self, text: str) -> psutil.Process:
+        """The running process the runner started whose command line has `text` (those that ended are skipped:
+        psutil cannot read their command lines)."""
+        for process in list(self.seen.values()):
+            with _quiet():
+                if _running(process) and text in " ".join(process.cmdline()):
+                    return process
+        raise AssertionError(f"no running process of the runner with {text!r} in its command line")
+
     def kill(self) -> None:
         """What is left of the runner and of everything it started, killed (a failed test's clean-up: the
         world, the expert and HIL-SERL's scripts must not stay behind to load the tests after it)."""
@@ -132,7 +141,7 @@ class _quiet:
         return None
 
     def __exit__(self, kind, value, traceback) -> bool:
-        return kind is not None and issubclass(kind, psutil.Error)
+        return kind is not None and issubclass(kind, (psutil.Error, OSError))
 
 
 def _running(process: psutil.Process) -> bool:
@@ -229,7 +238,7 @@ def test_a_part_that_dies_stops_the_step_and_ctrl_c_stops_it(experiment):
     runner = Runner(experiment, "successes", "--successes", "100000")
     runner.wait_for("running HIL-SERL's record_success_fail.py", 240)
     time.sleep(1.0)  # the watcher has seen the expert
-    expert = next(p for p in runner.seen.values() if "scripted_expert" in " ".join(p.cmdline()))
+    expert = runner.started("scripted_expert")
     os.killpg(expert.pid, signal.SIGKILL)
     assert runner.finish(120) == 1, runner.output
     assert "expert ended (exit status -9)" in runner.output

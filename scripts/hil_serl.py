@@ -58,7 +58,6 @@ RESNET_PATH = Path("~/.serl/resnet10_params.pkl")  # serl_launcher's reward_clas
 RANDOM_MARK = "RANDOM_ENCODER_WEIGHTS.txt"  # in an experiment directory some of whose outputs used random weights
 LABEL = " [RANDOM ENCODER WEIGHTS, not SERL's ResNet-10]"
 OWN_EXPERIMENTS = ROOT / "hil_serl_experiments"  # this repository's experiments; launch.py runs HIL-SERL's scripts
-LEARNER_NICENESS = 10
 LEARNER_PORTS = (5588, 5589)  # agentlace's request and broadcast ports (serl_launcher's make_trainer_config)
 WORLD_TIMEOUT = 180.0  # [s] a first launch builds nothing but loads meshes, DDS and the camera process
 DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # scripts/run.sh's, not HIL-SERL's
@@ -623,13 +622,6 @@ class Run:
         launcher = [str(OWN_EXPERIMENTS / "launch.py")] if self.exp.own else []
         script = str(self.exp.examples / SCRIPTS[step])
         argv = [str(VENV_PYTHON), *launcher, script, f"--exp_name={self.exp.task}", *flags]
-        if name == "learner":  # it takes what the world and the actor leave: the env's 10 Hz comes first
-            argv = ["nice", "-n", str(LEARNER_NICENESS), *argv]
-            self.progress.note(
-                "nice",
-                f"the learner runs at niceness {LEARNER_NICENESS}: on a machine it shares with the world and the "
-                "actor, it takes the CPU they leave (the env asks for 10 Hz)",
-            )
         on_record = self.progress.learner_record if name == "learner" else self.progress.script
         part = Part(
             name or Path(SCRIPTS[step]).stem,

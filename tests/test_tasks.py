@@ -313,6 +313,8 @@ def test_egg_flip_server_drives_the_wrench_controller_and_the_egg_rides_in_the_p
             time.sleep(1.0 / HZ)
         lifted = robot.pose()
         assert lifted[2] - before[2] > 0.02, (before[:3], lifted[:3])
+        # the egg rides in the pan: it may leave it for an instant as the pan accelerates up, and lands in it
+        assert wait_until(lambda: truth(robot)["values"]["on"] == "true", 2.0), truth(robot)["detail"]
         riding = truth(robot)
         assert riding["values"]["on"] == "true" and riding["values"]["side"] == "up", riding["detail"]
         from isaac_franka_bridge.controller import WrenchControllerParams
@@ -384,4 +386,5 @@ def test_frankawrenchenvs_reset_and_steps_drive_the_egg_flip_controller():
             for _ in range(3):
                 env.step([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
             assert robot.pose()[2] - start[2] > 0.02, (start, robot.pose())
-            assert truth(robot)["values"]["on"] == "true"  # the egg rides in the pan
+            # the egg rides in the pan (it may leave it for an instant as the pan accelerates up)
+            assert wait_until(lambda: truth(robot)["values"]["on"] == "true", 2.0), truth(robot)["detail"]

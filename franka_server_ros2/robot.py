@@ -51,9 +51,10 @@ class ServerSettings:
 
     workspace_min: np.ndarray  # the box /pose accepts, base frame [m]
     workspace_max: np.ndarray
-    state_timeout: float = 0.75  # [s] older state answers 503
+    state_timeout: float = 0.75  # [s] older state is stale
     controller: str = "impedance"  # impedance: franka_server's routes; wrench: franka_eggflip_server's
     world_servers: tuple[str, ...] = ()  # the other servers of the robot's world (GET /cameras lists them)
+    state_wait: float = 2.0  # [s] a request finding it stale waits this long for a fresh one, then answers 503
 
 
 class Robot(Protocol):

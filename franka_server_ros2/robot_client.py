@@ -15,7 +15,7 @@ from collections import deque
 import numpy as np
 from control_msgs.action import GripperCommand
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
-from rcl_interfaces.msg import IntegerRange, ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
 from rcl_interfaces.srv import DescribeParameters, ListParameters, SetParametersAtomically
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -55,6 +55,7 @@ RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
 # Only ticks within MATCH_WINDOW of the newest joint_states count: what was kept from an earlier request
 # must never answer this one (a stale state with a fresh age).
 TAP_DEPTH, TAP_KEEP, MATCH_ATTEMPTS, MATCH_WINDOW = 4, 8, 5, 0.01  # [s] of the robot's clock
+STALE_POLL = 0.005  # [s] between looks for a fresh state while a request waits for one
 CONTROLLER_NODES = {"impedance": "cartesian_impedance_controller", "wrench": "cartesian_wrench_controller"}
 
 
@@ -124,7 +125,15 @@ class FrankaRosClient(Node):
         self.declare_parameter(
             "state_timeout",
             0.75,
-            ParameterDescriptor(description="state older than this answers 503, not stale data [s]"),
+            ParameterDescriptor(description="state older than this is stale: not answered [s]"),
+        )
+        self.declare_parameter(
+            "state_wait",
+            2.0,
+            ParameterDescriptor(
+                description="a request finding the state stale waits this long for a fresh one before its 503 [s]",
+                floating_point_range=[FloatingPointRange(from_value=0.0, to_value=30.0)],
+            ),
         )
         self.declare_parameter(
             "cameras_config",
@@ -238,6 +247,7 @@ class FrankaRosClient(Node):
         self.settings.workspace_min = np.array(value("workspace_min"), dtype=float)
         self.settings.workspace_max = np.array(value("workspace_max"), dtype=float)
         self.settings.state_timeout = float(value("state_timeout"))
+        self.settings.state_wait = float(value("state_wait"))
 
     def warn(self, message: str) -> None:
         self.get_logger().warn(message)
@@ -263,7 +273,11 @@ class FrankaRosClient(Node):
 
     def state(self) -> StateSnapshot:
         """The newest snapshot whose stamped topics all carry the same control-tick stamp."""
-        for _ in range(MATCH_ATTEMPTS):
+        # A simulator starved of CPU for a moment (a loaded machine) goes quiet for longer than state_timeout:
+        # the request waits up to state_wait for its next state, as the stock client cannot retry a 503.
+        wait_until = time.monotonic() + self.settings.state_wait
+        attempts = 0
+        while attempts < MATCH_ATTEMPTS:
             with self._state_lock:  # request threads take from the same histories
                 raw = {t: list(tap.poll()) for t, tap in self._taps.items()}
                 jacobian = self._jacobian.newest()
@@ -272,9 +286,13 @@ class FrankaRosClient(Node):
             received = raw["joint_states"][-1][0]
             age = time.time() - received
             if age > self.settings.state_timeout:
+                if time.monotonic() < wait_until:
+                    time.sleep(STALE_POLL)
+                    continue
                 raise RobotUnavailable(
                     f"robot state is stale: the last one arrived {age:.2f} s ago (robot or simulator stopped?)"
                 )
+            attempts += 1
             key = (*(raw[t][-1][1] for t in STAMPED_TOPICS), jacobian[1])  # nothing new: the same answer
             if self._cached is not None and all(a is b for a, b in zip(key, self._cache_key, strict=True)):
                 return self._cached

@@ -195,6 +195,8 @@ class RosProbe(Node):
     def _on_pose(self, msg: PoseStamped) -> None:
         p, o = msg.pose.position, msg.pose.orientation
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if self.poses and stamp < self.poses[-1][0]:
+            self.poses.clear()  # a new simulation (its clock starts again): the last one's poses are gone
         self.poses.append((stamp, np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])))
 
     def latest(self) -> tuple[float, np.ndarray]:
@@ -266,6 +268,9 @@ def probe():
 
 @pytest.fixture()
 def ros(sim, probe) -> RosProbe:
-    """The probe, once the running simulation has discovered it."""
+    """The probe, once the running simulation has discovered it, with only that simulation's poses (the session's
+    simulation may have been restarted since the last test: the probe may not have heard from the new one yet)."""
     assert wait_until(lambda: probe.wrench_publisher.get_subscription_count() > 0, 20.0)
+    probe.poses.clear()
+    probe.latest()
     return probe

@@ -7,6 +7,7 @@ from the simulator is tested by test_robot_behaviour, test_world and the stock-c
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import time
 
@@ -136,15 +137,32 @@ def test_topics_without_a_common_stamp_are_unavailable_not_mixed(server):
         client.state()
 
 
-def test_state_older_than_the_timeout_is_stale(server):
+def test_state_older_than_the_timeout_is_stale_once_none_came_within_state_wait(server):
     client, publisher = server
-    Node.set_parameters(client, [Parameter("state_timeout", value=0.3)])  # (its own set_parameters is a client's)
+    # (the node's own set_parameters is a client's)
+    Node.set_parameters(client, [Parameter("state_timeout", value=0.3), Parameter("state_wait", value=0.4)])
     publisher.tick(7)
     assert wait_until(lambda: newest_tick(client) == 7, 5.0)
     time.sleep(0.5)
+    asked = time.monotonic()
     with pytest.raises(RobotUnavailable, match="stale"):
         client.state()
-    assert client.state_age >= 0.5
+    assert time.monotonic() - asked >= 0.4  # it waited for a state that never came
+    assert client.state_age >= 0.9
+
+
+def test_a_request_finding_the_state_stale_answers_the_next_state_if_it_comes_within_state_wait(server):
+    """A simulator starved of CPU for a moment: HIL-SERL's client cannot retry a 503 (it reads "pose" from it)."""
+    client, publisher = server
+    Node.set_parameters(client, [Parameter("state_timeout", value=0.3), Parameter("state_wait", value=5.0)])
+    publisher.tick(7)
+    assert wait_until(lambda: newest_tick(client) == 7, 5.0)
+    time.sleep(0.5)
+    answer = concurrent.futures.ThreadPoolExecutor(1).submit(client.state)
+    time.sleep(0.3)
+    assert not answer.done()  # waiting, not answering the stale tick 7
+    publisher.tick(8)
+    assert round(answer.result(timeout=5.0).stamp * 1e3) == 8
 
 
 def test_the_stamp_is_read_from_the_serialized_message_as_deserializing_reads_it():

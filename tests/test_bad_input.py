@@ -163,6 +163,7 @@ def test_a_bad_launch_argument_or_world_stops_everything_with_one_fatal_line(arg
         ("gripper_type:=Foo", "gripper_type 'Foo' must be one of"),
         ("cameras_config:=/no/such/cameras.yaml", "No such file or directory"),
         ("state_timeout:=soon", "state_timeout"),  # a string where a double belongs
+        ("state_wait:=-1.0", "state_wait"),  # outside its range
     ],
 )
 def test_the_server_alone_stops_on_a_bad_parameter_with_one_fatal_line(parameter, reason):

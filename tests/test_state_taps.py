@@ -137,13 +137,19 @@ def test_topics_without_a_common_stamp_are_unavailable_not_mixed(server):
         client.state()
 
 
-def test_state_older_than_the_timeout_is_stale_once_none_came_within_state_wait(server):
+def gone_quiet(server, state_wait: float):
+    """The robot published tick 7 and then nothing for 0.5 s, past the client's state_timeout of 0.3 s."""
     client, publisher = server
     # (the node's own set_parameters is a client's)
-    Node.set_parameters(client, [Parameter("state_timeout", value=0.3), Parameter("state_wait", value=0.4)])
+    Node.set_parameters(client, [Parameter("state_timeout", value=0.3), Parameter("state_wait", value=state_wait)])
     publisher.tick(7)
     assert wait_until(lambda: newest_tick(client) == 7, 5.0)
     time.sleep(0.5)
+    return client, publisher
+
+
+def test_state_older_than_the_timeout_is_stale_once_none_came_within_state_wait(server):
+    client, _ = gone_quiet(server, state_wait=0.4)
     asked = time.monotonic()
     with pytest.raises(RobotUnavailable, match="stale"):
         client.state()
@@ -153,11 +159,7 @@ def test_state_older_than_the_timeout_is_stale_once_none_came_within_state_wait(
 
 def test_a_request_finding_the_state_stale_answers_the_next_state_if_it_comes_within_state_wait(server):
     """A simulator starved of CPU for a moment: HIL-SERL's client cannot retry a 503 (it reads "pose" from it)."""
-    client, publisher = server
-    Node.set_parameters(client, [Parameter("state_timeout", value=0.3), Parameter("state_wait", value=5.0)])
-    publisher.tick(7)
-    assert wait_until(lambda: newest_tick(client) == 7, 5.0)
-    time.sleep(0.5)
+    client, publisher = gone_quiet(server, state_wait=5.0)
     answer = concurrent.futures.ThreadPoolExecutor(1).submit(client.state)
     time.sleep(0.3)
     assert not answer.done()  # waiting, not answering the stale tick 7

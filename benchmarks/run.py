@@ -818,15 +818,17 @@ def pipeline(args) -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
-def write_section(title: str, command: str, intro: str, rows: list[tuple[str, str]], after: str = "") -> None:
-    """A table of figures as its own section of results.md, replacing the previous one of that title."""
+def markdown_table(rows: list[tuple[str, str]]) -> str:
+    """The figures as results.md's table: a header, then one row per (figure, value)."""
     width = max(len(r[0]) for r in rows)
     table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
+    return f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|\n{table}"
+
+
+def write_section(title: str, command: str, intro: str, rows: list[tuple[str, str]], after: str = "") -> None:
+    """A table of figures as its own section of results.md, replacing the previous one of that title."""
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    section = (
-        f"{title} (`{command}`, {stamp})\n\nMachine: {machine()}\n\n{intro}\n\n"
-        f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|\n{table}\n{after}"
-    )
+    section = f"{title} (`{command}`, {stamp})\n\nMachine: {machine()}\n\n{intro}\n\n{markdown_table(rows)}\n{after}"
     old = RESULTS.read_text() if RESULTS.exists() else ""
     start = old.find("\n" + title)
     if start < 0:
@@ -937,15 +939,13 @@ def main() -> int:
 
     if args.learning_only:
         rows, after = learning(args)
-        width = max(len(r[0]) for r in rows)
-        print("\n" + "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows) + "\n" + after)
+        print("\n" + markdown_table(rows) + "\n" + after)
         if not args.no_write:
             write_learning(rows, after)
         return 0
     if args.pipeline_only:
         rows = pipeline(args)
-        width = max(len(r[0]) for r in rows)
-        print("\n" + "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows))
+        print("\n" + markdown_table(rows))
         if not args.no_write:
             write_pipeline(rows)
         return 0
@@ -972,11 +972,8 @@ def main() -> int:
         print(f"the {name} world with all its cameras read by a client ...", flush=True)
         run = product_task(name, max(args.seconds, 5.0), args.task_divisor, tuple(args.launch_args))
         rows += task_rows(name, run, args.task_divisor, f)
-    width = max(len(r[0]) for r in rows)
-    table = "\n".join(f"| {name:<{width}} | {value} |" for name, value in rows)
-    header = f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|"
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = f"# Benchmark results\n\n`make bench`, {stamp}\n\nMachine: {machine()}\n\n{header}\n{table}\n"
+    text = f"# Benchmark results\n\n`make bench`, {stamp}\n\nMachine: {machine()}\n\n{markdown_table(rows)}\n"
     print("\n" + text)
     partial = args.observation_only or args.cameras_only or args.no_cameras or set(args.tasks) != set(TASKS)
     if args.no_write or partial:

@@ -127,8 +127,9 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
         wins = sum(r["success"] for r in results)
         print(f"[evaluate] {name} episode {episode + 1}: {'success' if success else 'no success'} after {steps} steps "
               f"({wins}/{episode + 1}): {results[-1]['detail']}", flush=True)  # fmt: skip
-    rate = sum(r["success"] for r in results) / max(1, episodes)
-    print(f"[evaluate] {name}: success rate {rate:.2f} ({sum(r['success'] for r in results)}/{episodes})", flush=True)
+    wins = sum(r["success"] for r in results)
+    rate = wins / max(1, episodes)
+    print(f"[evaluate] {name}: success rate {rate:.2f} ({wins}/{episodes})", flush=True)
     return {"policy": name, "success_rate": rate, "episodes": results}
 
 

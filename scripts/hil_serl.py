@@ -1055,8 +1055,8 @@ def step_loop(run: Run) -> None:
 
     def done() -> bool:
         for found in path.glob("checkpoint_*"):
-            step = int(found.name.rsplit("_", 1)[-1]) if found.name.rsplit("_", 1)[-1].isdigit() else None
-            if step is not None and step not in checkpoints:
+            suffix = found.name.removeprefix("checkpoint_")
+            if suffix.isdigit() and (step := int(suffix)) not in checkpoints:
                 minutes = (time.time() - first_wall) / 60.0
                 checkpoints[step] = {"step": step, "minutes": round(minutes, 2), "env_steps": progress.bar.n}
         return time.monotonic() >= deadline

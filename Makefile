@@ -1,13 +1,14 @@
-# Two commands do everything on a fresh machine (set-up is cached in .venv/ and install/; make test
-# also installs Debian's chromium for the teleop page's browser test, and builds .venv-hil-serl/, HIL-SERL's
-# own environment, from ../shared/hil-serl, for the tests that run HIL-SERL's code: scripts/hil_serl_env.sh):
-#   make sim    the simulated Franka (MuJoCo) + franka_server_ros2 on http://127.0.0.1:5000/
-#   make test   the test suite over real ROS 2, real HTTP and real physics
+# Two commands do everything on a fresh machine (README.md; set-up is cached in .venv/ and install/):
+#   make sim    the simulated Franka (MuJoCo) + franka_server_ros2; the banner names the world's own addresses
+#   make test   the test suite over real ROS 2, real HTTP and real physics. It also builds .venv-hil-serl/, HIL-SERL's
+#               own environment (scripts/hil_serl_env.sh: Python 3.11, about 2 GB, from $HIL_SERL_DIR, default
+#               ../shared/hil-serl), and, as root, installs Debian's xvfb and chromium for the tests that need them;
+#               without root it says what to install and runs the tests anyway (those tests then fail)
 # HIL-SERL's example experiments, one command per step (scripts/hil_serl.py --help):
 #   make experiment TASK=ram_insertion STEP=successes|classifier|demos|train ARGS="--demos 2 ..."
 #   make experiment TASK=ram_insertion_state STEP=loop   HIL-SERL learning ram_insertion from the state, unattended
 # More: make shell (a shell in the environment), make bench, make bench-pipeline, make bench-learning, make lint,
-# make clean.
+# make clean (deletes .venv/, .venv-hil-serl/ (2 GB to rebuild), build/, install/, log/; runs/ is kept).
 SHELL := /bin/bash
 RUN := scripts/run.sh
 ARGS ?=
@@ -20,8 +21,8 @@ sim:
 	@$(RUN) scripts/sim_banner.sh ros2 launch isaac_franka_bridge sim.launch.py $(ARGS)
 
 test:
-	@scripts/install_browser.sh
-	@scripts/install_xvfb.sh
+	@scripts/install_browser.sh --optional
+	@scripts/install_xvfb.sh --optional
 	@scripts/hil_serl_env.sh
 	@$(RUN) python -m pytest tests $(ARGS)
 

@@ -1,101 +1,117 @@
-"""The learning curve of a `scripts/hil_serl.py TASK loop` run (HIL-SERL's environment: numpy, matplotlib).
+"""Learning curves of `scripts/hil_serl.py TASK loop` runs (HIL-SERL's environment: numpy, matplotlib).
 
-    python hil_serl_experiments/curve.py LOGS/loop.json          -> LOGS/learning_curve.png, LOGS/curve.json
+    python hil_serl_experiments/curve.py LOGS/loop.json              -> LOGS/learning_curve.png
+    python hil_serl_experiments/curve.py --out CURVE.png A.json B.json ...   (several runs in one picture)
 
-- success rate: the evaluations of the learner's checkpoints (the policy alone, 20 episodes, ground truth), each
-  at the minute since the first demo and the actor's env step at which the learner wrote that checkpoint;
-- intervention rate: the share of the actor's steps that the expert drove, and the episodes that ended in
-  success, in each of train_rlpd.py's buffer dumps (buffer/ and demo_buffer/transitions_STEP.pkl, every
-  buffer_period actor steps), at the dump's step and the minute it was written.
+Each run's record (scripts/learning_record.py) gives, against training minutes from the first demo (the loop's
+evaluations not counted) and against the actor's env steps:
+- success of the policy alone on selection episodes at each evaluated checkpoint (dots, with the 95 % interval),
+  and on fresh episodes where a checkpoint was confirmed (squares; the named checkpoint's is filled);
+- the intervention rate: the share of the actor's steps that the expert drove, per bin of training minutes;
+- (one run) SAC's temperature and the policy's entropy, from the learner's metrics.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import pickle
-import sys
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 
-def training_windows(checkpoint_path: Path, first_wall: float) -> list[dict]:
-    """One entry per buffer dump of the actor: its steps, how many the expert drove, its episodes and successes."""
-    windows = []
-    dumps = sorted((checkpoint_path / "buffer").glob("transitions_*.pkl"), key=lambda p: int(p.stem.split("_")[-1]))
-    for dump in dumps:
-        step = int(dump.stem.split("_")[-1])
-        transitions = pickle.loads(dump.read_bytes())
-        intervened = checkpoint_path / "demo_buffer" / dump.name
-        driven = len(pickle.loads(intervened.read_bytes())) if intervened.is_file() else 0
-        episodes = sum(bool(t["dones"]) for t in transitions)
-        successes = sum(bool(t["dones"]) and float(t["rewards"]) > 0 for t in transitions)
-        windows.append(
-            {
-                "env_step": step,
-                "minutes": round((dump.stat().st_mtime - first_wall) / 60.0, 2),
-                "steps": len(transitions),
-                "intervention_rate": driven / len(transitions) if transitions else 0.0,
-                "episodes": episodes,
-                "successes": successes,
-            }
-        )
-    return windows
+def env_steps_at(training: list[dict]) -> tuple[list[float], list[float]]:
+    """(bin end minutes, cumulative env steps at them)."""
+    ends = [t["minutes"][1] for t in training]
+    return ends, list(np.cumsum([t["env_steps"] for t in training]))
+
+
+def error_bars(points: list[dict]) -> np.ndarray:
+    rates = np.array([p["rate"] for p in points])
+    low = np.array([p["interval"][0] for p in points])
+    high = np.array([p["interval"][1] for p in points])
+    return 100 * np.vstack([rates - low, high - rates])
+
+
+def draw_run(axes, record: dict, color: str, label: str, detail: bool) -> None:
+    training = record.get("training", [])
+    selection = [c for c in record.get("checkpoints", []) if c.get("episodes")]
+    fresh = record.get("confirmations", [])
+    named = (record.get("named") or {}).get("step")
+    for ax, x in zip(axes, ("minutes", "env_steps"), strict=True):
+        if training:
+            middle = [(t["minutes"][0] + t["minutes"][1]) / 2 for t in training]
+            steps = env_steps_at(training)[1]
+            xs = middle if x == "minutes" else steps
+            rates = [100 * (t["intervention_rate"] or 0.0) for t in training]
+            ax.plot(xs, rates, "--", color=color, alpha=0.7,
+                    label=f"{label}intervention rate (training)" if detail or not label else None)  # fmt: skip
+        if selection:
+            ax.errorbar([c[x] for c in selection], [100 * c["rate"] for c in selection], yerr=error_bars(selection),
+                        fmt="o-", color=color, ms=4, capsize=2, lw=1.2,
+                        label=f"{label}policy alone, {len(selection[0]['episodes'])} selection episodes")  # fmt: skip
+        if fresh:
+            for c in fresh:
+                filled = c["step"] == named
+                ax.errorbar([c[x]], [100 * c["rate"]], yerr=error_bars([c]), fmt="s", ms=8 if filled else 6,
+                            color=color, mfc=color if filled else "white", capsize=3)  # fmt: skip
+        ax.set_ylim(-3, 103)
+        ax.grid(alpha=0.3)
 
 
 def main() -> None:
-    loop_path = Path(sys.argv[1])
-    loop = json.loads(loop_path.read_text())
-    windows = training_windows(Path(loop["checkpoint_path"]), loop["first_demo_wall"])
-    evaluations = [
-        {k: e.get(k) for k in ("step", "minutes", "env_steps", "success_rate")}
-        for e in loop["evaluation"]
-        if e.get("minutes") is not None
-    ]
-    figure, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
-    for ax, x_eval, x_train, label in (
-        (axes[0], "env_steps", "env_step", "actor env steps"),
-        (axes[1], "minutes", "minutes", "wall-clock minutes since the first demo"),
-    ):
-        ax.plot(
-            [w[x_train] for w in windows],
-            [100 * w["intervention_rate"] for w in windows],
-            ".-",
-            color="tab:orange",
-            label="intervention rate, training (% of actor steps the expert drove)",
-        )
-        ax.plot(
-            [e[x_eval] for e in evaluations],
-            [100 * e["success_rate"] for e in evaluations],
-            "o-",
-            color="tab:blue",
-            label=f"success rate, evaluation (policy alone, {len(loop['evaluation'][0]['episodes'])} episodes)",
-        )
-        ax.set_xlabel(label)
-        ax.set_ylim(-3, 103)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("records", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, help="the PNG (default: learning_curve.png beside the one record)")
+    args = parser.parse_args()
+    records = [json.loads(p.read_text()) for p in args.records]
+    one = len(records) == 1
+    rows = 2 if one else 1
+    figure, grid = plt.subplots(rows, 2, figsize=(12, 4.3 * rows), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, record in enumerate(records):
+        label = "" if one else f"seed {record.get('seed')}: "
+        draw_run(grid[0], record, colors[i % len(colors)], label, one)
+    grid[0][0].set_xlabel("training minutes from the first demo (evaluations not counted)")
+    grid[0][1].set_xlabel("actor env steps")
+    grid[0][0].set_ylabel("%")
+    fresh_label = "fresh episodes (confirmation; filled: the named one)"
+    grid[0][0].plot([], [], "s", color="gray", mfc="white", label=fresh_label)
+    grid[0][0].legend(loc="center right", fontsize=7)
+    first = records[0]
+    if one:
+        training = [t for t in first.get("training", []) if t.get("temperature") is not None]
+        minutes = [(t["minutes"][0] + t["minutes"][1]) / 2 for t in training]
+        ax = grid[1][0]
+        ax.semilogy(minutes, [t["temperature"] for t in training], ".-", color="tab:red")
+        ax.set_ylabel("SAC temperature", color="tab:red")
+        twin = ax.twinx()
+        twin.plot(minutes, [t["entropy"] for t in training], ".-", color="tab:purple")
+        twin.set_ylabel("policy entropy (nats)", color="tab:purple")
+        ax.set_xlabel("training minutes")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("%")
-    axes[0].legend(loc="center right", fontsize=8)
-    train = loop["train"]
+        ax = grid[1][1]
+        ax.plot(minutes, [t["q"] for t in training], ".-", color="tab:green", label="predicted Q (batch mean)")
+        ax.plot(minutes, [t["critic_loss"] for t in training], ".-", color="tab:gray", label="critic loss")
+        ax.set_xlabel("training minutes")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fresh = [r.get("fresh") for r in records if r.get("fresh")]
+    told = "; ".join(f"{f['successes']}/{f['episodes']}" for f in fresh) or "not yet"
+    rate = first.get("learner_steps_per_s")
     figure.suptitle(
-        f"{loop['task']}: HIL-SERL's train_rlpd.py on the simulator ({loop['demos']} demos, "
-        f"{train['env_steps_per_s']:.1f} env steps/s, {train['learner_updates_per_s']:.1f} learner steps/s)",
+        f"{first.get('experiment')}: HIL-SERL's train_rlpd.py on the simulator, {len(records)} run(s); the named "
+        f"checkpoint on fresh episodes: {told}" + (f"; learner {rate} steps/s" if one and rate else ""),
         fontsize=10,
     )
     figure.tight_layout()
-    png = loop_path.with_name("learning_curve.png")
-    figure.savefig(png, dpi=110)
-    points = {"evaluation": evaluations, "training": windows}
-    loop_path.with_name("curve.json").write_text(json.dumps(points, indent=1) + "\n")
-    print(f"learning curve: {png} (points: {loop_path.with_name('curve.json')})")
-    for e in evaluations:
-        print(
-            f"checkpoint {e['step']}: {100 * e['success_rate']:.0f} % at {e['minutes']:.1f} min, "
-            f"{e['env_steps']} env steps"
-        )
+    out = args.out or args.records[0].with_name("learning_curve.png")
+    figure.savefig(out, dpi=100)
+    print(f"learning curve: {out}")
 
 
 if __name__ == "__main__":

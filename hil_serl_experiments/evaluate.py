@@ -5,7 +5,10 @@
 
 Each episode starts from the experiment's own reset (RAMEnv's random reset) and runs the policy alone: the env is
 built without SpacemouseIntervention, so nothing but the policy moves the arm, until the ground truth says success
-or the env ends the episode (MAX_EPISODE_LENGTH). Policies:
+or the env ends the episode (MAX_EPISODE_LENGTH). `--seed` seeds the random resets (numpy's generator, which
+RAMEnv draws them from) and the policy's samples: an evaluation with another seed plays other episodes, each
+recorded with where it started (`start`: the hand's offset from TARGET_POSE, x, y, z in m and its rotation vector
+in rad, at the first observation). Policies:
 - checkpoint: HIL-SERL's agent as train_rlpd.py builds it, restored from a learner checkpoint (each of --steps),
   actions sampled as train_rlpd.py's own evaluation does (--argmax: the distribution's mode);
 - expert: the scripted expert's action each step (what it would send through the SpaceMouse), as a policy;
@@ -26,6 +29,11 @@ import numpy as np
 import state_agent
 from experiments.mappings import CONFIG_MAPPING
 from flax.training import checkpoints
+from ground_truth import chain, wrapper_of
+
+# the state vector's tcp_pose (relative to TARGET_POSE: position, rotation vector), SERLObsWrapper's flattening in
+# gymnasium's sorted key order: tcp_force (3), tcp_pose (6), tcp_torque (3), tcp_vel (6)
+START = slice(3, 9)
 
 
 def parse() -> argparse.Namespace:
@@ -37,7 +45,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--argmax", action="store_true", help="checkpoint: the mode instead of a sample")
     parser.add_argument("--expert_task", default="ram_insertion", help="expert: its task (scripted_expert --task)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the random resets' and the policy's samples' seed")
     parser.add_argument("--out", type=Path, help="the results as JSON")
     return parser.parse_args()
 
@@ -105,23 +113,40 @@ def expert_policy(task: str):
     return act
 
 
+def experts_running() -> list[int]:
+    """The scripted experts running on this machine (not stopped: a loop stops its expert while it evaluates)."""
+    running = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+            command = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError):
+            continue
+        if b"scripted_expert" in command and state not in ("T", "t", "Z"):
+            running.append(int(stat.parent.name))
+    return running
+
+
 def evaluate(env, act, episodes: int, name: str) -> dict:
+    truth = wrapper_of(env, "GroundTruth")
     results = []
     for episode in range(episodes):
         observation, _ = env.reset()
+        start = [round(float(v), 5) for v in np.asarray(observation["state"]).reshape(-1)[START]]
         started, steps, done, truncated, info = time.monotonic(), 0, False, False, {}
         while not (done or truncated):
             observation, _, done, truncated, info = env.step(act(observation))
             steps += 1
         success = bool(info.get("succeed"))
-        truth = env.get("task")  # where the episode left the stick (GroundTruth's route to the simulator)
+        where = truth.get("task")  # where the episode left the stick (GroundTruth's route to the simulator)
         results.append(
             {
                 "success": success,
+                "start": start,
                 "steps": steps,
                 "seconds": round(time.monotonic() - started, 2),
-                "detail": truth.get("detail", ""),
-                "values": truth.get("values", {}),
+                "detail": where.get("detail", ""),
+                "values": where.get("values", {}),
             }
         )
         wins = sum(r["success"] for r in results)
@@ -130,7 +155,8 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
     wins = sum(r["success"] for r in results)
     rate = wins / max(1, episodes)
     print(f"[evaluate] {name}: success rate {rate:.2f} ({wins}/{episodes})", flush=True)
-    return {"policy": name, "success_rate": rate, "episodes": results}
+    period = wrapper_of(env, "StepPeriod")
+    return {"policy": name, "success_rate": rate, "episodes": results, "pace": period.pace() if period else {}}
 
 
 def main() -> None:
@@ -138,23 +164,30 @@ def main() -> None:
     state_agent.install()
     config = CONFIG_MAPPING[args.exp_name]()
     env = config.get_environment(fake_env=False, save_video=False, classifier=True, intervention=False)
+    wrappers, experts = chain(env), experts_running()
+    print(f"[evaluate] the env: {' > '.join(wrappers)}; scripted experts running: {len(experts)}", flush=True)
+    if any(w in ("SpacemouseIntervention", "DualSpacemouseIntervention") for w in wrappers):
+        raise SystemExit("the evaluation's env reads a SpaceMouse: it would not be the policy alone")
     runs = []
     if args.policy == "checkpoint":
         if args.checkpoint_path is None:
             raise SystemExit("--policy=checkpoint needs --checkpoint_path")
         for step in checkpoint_steps(args.checkpoint_path, args.steps):
+            np.random.seed(args.seed)  # the same episodes for each checkpoint of this evaluation
             act = checkpoint_policy(config, env, args.checkpoint_path, step, args.argmax, args.seed)
             runs.append({"step": step, **evaluate(env, act, args.episodes, f"checkpoint_{step}")})
             if args.out:  # as it goes: an evaluation stopped early keeps what it measured
                 partial = {"exp_name": args.exp_name, "argmax": args.argmax, "runs": runs}
                 args.out.write_text(json.dumps(partial, indent=1) + "\n")
     else:
+        np.random.seed(args.seed)
         act = expert_policy(args.expert_task) if args.policy == "expert" else (lambda observation: np.zeros(6))
         runs.append(evaluate(env, act, args.episodes, args.policy))
-    replaced = getattr(env, "replaced", 0)
+    replaced = wrapper_of(env, "GroundTruth").replaced
     print(f"[evaluate] the held object was put back in the hand {replaced} time(s)", flush=True)
     if args.out:
-        results = {"exp_name": args.exp_name, "argmax": args.argmax, "runs": runs, "replaced": replaced}
+        results = {"exp_name": args.exp_name, "argmax": args.argmax, "seed": args.seed, "runs": runs}
+        results.update(replaced=replaced, wrappers=wrappers, experts_running=experts)
         args.out.write_text(json.dumps(results, indent=1) + "\n")
 
 

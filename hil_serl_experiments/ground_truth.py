@@ -8,7 +8,13 @@
   down jump between +pi and -pi).
 - `GroundTruth`: the reward from the simulator's ground truth (`GET /task` success) instead of a classifier, and
   the person's part between episodes: where the held object has moved in the hand since the first reset (slid in
-  the fingers after jams), `POST /task/reset` puts it back as a person would, counted and said.
+  the fingers after jams), `POST /task/reset` puts it back as a person would, counted and said. It also says
+  when each episode starts (its first step after the reset) and ends, a line each (`EPISODE_START`,
+  `EPISODE_END`: scripts/hil_serl.py hands them to the scripted expert, whose patience counts from the start, as
+  a person watching the arm sees the policy begin); parks the actor between two episodes while the file named by
+  $HIL_SERL_PAUSE exists (the loop evaluates a checkpoint on the same world meanwhile).
+
+How fast the env steps, and what its steps' time goes to: step_period.py.
 """
 
 from __future__ import annotations
@@ -21,10 +27,33 @@ import numpy as np
 import requests
 from scipy.spatial.transform import Rotation
 
+EPISODE_START = "[ground truth] episode starts"  # printed at an episode's first step (the reset has ended)
+EPISODE_END = "[ground truth] episode ends"  # printed at its last step, followed by " in success" where it succeeded
+PARKED = "[ground truth] parked between episodes"  # while $HIL_SERL_PAUSE exists
+PAUSE_VARIABLE = "HIL_SERL_PAUSE"
+
 
 def server_url(default: str) -> str:
     """The simulator's server: $FRANKA_SIM_URL (each world its own actor), else `default`."""
     return (os.environ.get("FRANKA_SIM_URL") or default).rstrip("/") + "/"
+
+
+def wrapper_of(env: gym.Env, name: str) -> gym.Env | None:
+    """The wrapper of class `name` in env's chain (None: not there)."""
+    while env is not None:
+        if type(env).__name__ == name:
+            return env
+        env = getattr(env, "env", None)
+    return None
+
+
+def chain(env: gym.Env) -> list[str]:
+    """The class names of env's wrappers, outermost first, down to the env itself."""
+    names = []
+    while env is not None:
+        names.append(type(env).__name__)
+        env = getattr(env, "env", None)
+    return names
 
 
 def pose_in(frame: np.ndarray, pose: np.ndarray) -> tuple[np.ndarray, Rotation]:
@@ -60,9 +89,6 @@ class GroundTruth(gym.Wrapper):
         self.session = requests.Session()
         self.reference: tuple[np.ndarray, Rotation] | None = None
         self.replaced = 0
-        self.periods: list[float] = []  # [s] from one step's call to the next within an episode (the actor's loop)
-        self.resets: list[float] = []  # [s] each reset's duration
-        self.episodes, self.last_call = 0, None
 
     def get(self, route: str, method: str = "GET") -> dict:
         response = self.session.request(method, self.url + route, timeout=5.0)
@@ -85,34 +111,28 @@ class GroundTruth(gym.Wrapper):
         return median[:3], Rotation.from_rotvec(median[3:])
 
     def step(self, action):
-        now = time.monotonic()
-        if self.last_call is not None:
-            self.periods.append(now - self.last_call)
-        self.last_call = now
         observation, _, done, truncated, info = self.env.step(action)
         success = bool(self.get("task")["success"])
         info["succeed"] = success
+        if done or truncated or success:
+            print(EPISODE_END + (" in success" if success else ""), flush=True)
         return observation, int(success), done or success, truncated, info
 
     def reset(self, **kwargs):
-        started, self.last_call = time.monotonic(), None
+        self._park()
         observation, info = self._reset(**kwargs)
-        self.resets.append(time.monotonic() - started)
-        self.episodes += 1
-        if self.episodes % 20 == 0:
-            self.report()
+        print(EPISODE_START, flush=True)
         return observation, info
 
-    def report(self) -> None:
-        """The pace of the last episodes: env steps per second within them, and the resets between them."""
-        if self.periods:
-            periods = 1000 * np.array(self.periods[-2000:])
-            print(
-                f"[ground truth] pace after {self.episodes} resets: {1000 / np.mean(periods):.2f} env steps/s within "
-                f"episodes (step period p50 {np.median(periods):.0f} ms, p99 {np.percentile(periods, 99):.0f} ms); "
-                f"reset p50 {np.median(self.resets[-20:]):.1f} s",
-                flush=True,
-            )
+    def _park(self) -> None:
+        """Between two episodes, while the file $HIL_SERL_PAUSE names exists: wait (the loop evaluates)."""
+        pause = os.environ.get(PAUSE_VARIABLE)
+        if not pause or not os.path.exists(pause):
+            return
+        print(f"{PARKED} ({pause} exists)", flush=True)
+        while os.path.exists(pause):
+            time.sleep(0.2)
+        print("[ground truth] resumed", flush=True)
 
     def _reset(self, **kwargs):
         if self.reference is None:  # the object as the task starts it: the reference for the episodes after

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+import learning_record
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = ROOT / ".venv-hil-serl" / "bin" / "python"
 STEPS = ("env", "successes", "classifier", "demos", "train", "evaluate", "loop")
@@ -214,6 +216,11 @@ class Part:
     def alive(self) -> bool:
         return self.popen.poll() is None
 
+    def signal(self, sig: int) -> None:
+        """`sig` to the part's whole process group (SIGSTOP, SIGCONT: a loop's evaluation pauses the learner)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, sig)
+
     def _group_alive(self) -> bool:
         self.popen.poll()  # reaps the leader, so that a group of one zombie reads as gone
         try:
@@ -223,7 +230,9 @@ class Part:
             return False
 
     def stop(self, grace: float = 10.0) -> None:
-        """SIGINT to the whole group, then SIGTERM after `grace` s, then SIGKILL after 5 s more."""
+        """SIGINT to the whole group, then SIGTERM after `grace` s, then SIGKILL after 5 s more (a stopped group is
+        continued first: a stopped process does not act on SIGINT)."""
+        self.signal(signal.SIGCONT)
         for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
             if not self._group_alive():
                 break
@@ -616,13 +625,22 @@ class Run:
     started: float = field(default_factory=time.monotonic)
     summary: dict = field(default_factory=dict)
     home: dict[str, str] = field(default_factory=dict)  # HOME for random encoder weights
+    episodes: ActorEpisodes | None = None  # the actor's episodes (train, loop)
+    learner: Part | None = None  # train_rlpd.py's learner (train, loop)
 
-    def script(self, step: str, flags: list[str], name: str = "", extra: dict[str, str] | None = None) -> Part:
+    def script(
+        self,
+        step: str,
+        flags: list[str],
+        name: str = "",
+        extra: dict[str, str] | None = None,
+        on_record: Handler | None = None,
+    ) -> Part:
         """HIL-SERL's script of `step`, unaltered, run from the experiment directory."""
         launcher = [str(OWN_EXPERIMENTS / "launch.py")] if self.exp.own else []
         script = str(self.exp.examples / SCRIPTS[step])
         argv = [str(VENV_PYTHON), *launcher, script, f"--exp_name={self.exp.task}", *flags]
-        on_record = self.progress.learner_record if name == "learner" else self.progress.script
+        on_record = on_record or (self.progress.learner_record if name == "learner" else self.progress.script)
         part = Part(
             name or Path(SCRIPTS[step]).stem,
             argv,
@@ -638,17 +656,18 @@ class Run:
         say(f"running HIL-SERL's {' '.join(shown)} (log {part.log_path})")
         return self.parts.add(part)
 
-    def expert(self, flags: list[str]) -> None:
+    def expert(self, flags: list[str]) -> Part | None:
         """The scripted expert, in HIL-SERL's environment (installed there), or a person at the teleop page."""
         pages = " and ".join(f"{url}teleop" for url in self.exp.servers)
         if self.args.expert == "person":
             say(f"a person drives: open {pages} (W/S A/D R/F move, C/V gripper, space success, Esc ends an episode)")
-            return
+            return None
         urls = [a for url in self.exp.servers for a in ("--url", url)]
         argv = [str(VENV_PYTHON), "-m", "scripted_expert", "--task", self.exp.world, *urls, "--episodes", "0", *flags]
         part = Part("expert", argv, self.exp.logs, hil_serl_env(self.exp), on_record=self.progress.expert.feed)
         self.parts.add(part)
         say(f"the scripted expert drives the SpaceMouse: {' '.join(argv[2:])} (log {part.log_path})")
+        return part
 
     def expert_gone(self) -> None:
         """An expert that ended with status 2 has none for this task, or is blocked (it said why): a person
@@ -905,8 +924,9 @@ def start_learner(run: Run, path: Path, demos: list[Path]) -> Part:
     if taken:
         raise StepFailed(f"port {taken[0]} is taken (another learner running?): agentlace's learner needs it", 2)
     flags = [f"--checkpoint_path={path}", *(f"--demo_path={d.resolve()}" for d in demos), "--learner"]
-    flags += [] if run.args.wandb else ["--debug"]
-    learner = run.script("train", flags, "learner", {"XLA_PYTHON_CLIENT_MEM_FRACTION": ".3"})
+    flags += [f"--seed={run.args.seed}", *([] if run.args.wandb else ["--debug"])]
+    metrics = {"HIL_SERL_METRICS": str(run.exp.logs / "learner_metrics.jsonl")} if run.exp.own else {}
+    learner = run.learner = run.script("train", flags, "learner", {"XLA_PYTHON_CLIENT_MEM_FRACTION": ".3", **metrics})
     deadline = time.monotonic() + 600.0
     while not (run.progress.listening and listening(LEARNER_PORTS[0])):
         run.parts.check()
@@ -927,8 +947,37 @@ def step_train(run: Run) -> None:
     train(run, path, demos, env, lambda: args.steps > 0 and run.progress.bar.n >= args.steps)
 
 
-def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Callable[[], bool]) -> None:
-    """train_rlpd.py's learner, then its actor beside it with the expert after --patience, until `done`."""
+EPISODE_LINE = re.compile(
+    r"\[ground truth\] episode (starts|ends)( in success)?"
+)  # hil_serl_experiments/ground_truth.py
+PARKED_LINE = "[ground truth] parked between episodes"
+
+
+@dataclass
+class ActorEpisodes:
+    """What the actor's env says of its episodes (this repository's experiments: hil_serl_experiments/ground_truth.py):
+    each start and end handed to the scripted expert ("start", "end success", "end" on its standard input: its
+    patience counts from the episode's first step), and the actor parked between two episodes (`parked`)."""
+
+    progress: Progress
+    expert: Part | None = None
+    parked: threading.Event = field(default_factory=threading.Event)
+    pause_file: Path | None = None
+
+    def __call__(self, part: Part, record: str) -> None:
+        if match := EPISODE_LINE.search(record):
+            if self.expert is not None:
+                self.expert.answer("start" if match[1] == "starts" else "end" + (" success" if match[2] else ""))
+        elif PARKED_LINE in record:
+            self.parked.set()
+        else:
+            self.progress.script(part, record)
+
+
+def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Callable[[], bool]) -> tuple[Part, Part]:
+    """train_rlpd.py's learner, then its actor beside it with the expert after --patience, until `done`; the
+    learner's and the actor's parts. For this repository's experiments the expert's patience counts from each
+    episode's first step, and the actor parks between two episodes while `run.episodes.pause_file` exists."""
     exp, args, progress = run.exp, run.args, run.progress
     if args.wandb:
         say("wandb: train_rlpd.py logs to your wandb account (wandb login first)")
@@ -939,13 +988,19 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
         )
     say(f"demos: {', '.join(run.rel(d) for d in demos)}")
     world(exp, run.parts)
-    start_learner(run, path, demos)
-    run.expert(["--patience", str(args.patience)])
+    learner_part = start_learner(run, path, demos)
+    episodes = run.episodes = ActorEpisodes(progress, pause_file=exp.logs / "pause")
+    if exp.own:  # the env says when its episodes start and end
+        episodes.expert = run.expert(["--patience", str(args.patience), "--episode-starts", "stdin"])
+        env = {**env, "HIL_SERL_PAUSE": str(episodes.pause_file)}
+    else:
+        run.expert(["--patience", str(args.patience)])
     actor = run.script(
         "train",
-        [f"--checkpoint_path={path}", "--actor", *([] if args.wandb else ["--debug"])],
+        [f"--checkpoint_path={path}", "--actor", f"--seed={args.seed}", *([] if args.wandb else ["--debug"])],
         "actor",
         {**env, "XLA_PYTHON_CLIENT_MEM_FRACTION": ".1"},
+        on_record=episodes,
     )
     bar, learner = progress.bar, progress.learner
 
@@ -971,6 +1026,7 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
         outputs=written,
         actor_log=run.rel(actor.log_path),
     )
+    return learner_part, actor
 
 
 def own_only(run: Run) -> None:
@@ -987,55 +1043,191 @@ EVALUATED = re.compile(r"\[evaluate\] (\S+) episode (\d+): .*?\((\d+)/(\d+)\)")
 RATE = re.compile(r"\[evaluate\] (\S+): success rate ([\d.]+) \((\d+)/(\d+)\)")
 
 
-def evaluate(run: Run, path: Path, steps: str, out: Path) -> list[dict]:
-    """hil_serl_experiments/evaluate.py: the policy alone from the experiment's reset, scored by the ground truth."""
+def evaluate(
+    run: Run, path: Path, steps: str, out: Path, episodes: int, seed: int = 0, argmax: bool = False, name: str = ""
+) -> list[dict]:
+    """hil_serl_experiments/evaluate.py: the policy alone from the experiment's reset, scored by the ground truth;
+    `seed` chooses the episodes (the random resets) and the policy's samples."""
     exp, args = run.exp, run.args
     world(exp, run.parts)
-    flags = [f"--exp_name={exp.task}", f"--policy={args.policy}", f"--episodes={args.episodes}", f"--out={out}"]
+    flags = [f"--exp_name={exp.task}", f"--policy={args.policy}", f"--episodes={episodes}", f"--seed={seed}"]
+    flags += [f"--out={out}"]
     flags += [f"--checkpoint_path={path}", f"--steps={steps}"] if args.policy == "checkpoint" else []
-    flags += ["--argmax"] if args.argmax and args.policy == "checkpoint" else []
+    flags += ["--argmax"] if argmax and args.policy == "checkpoint" else []
     flags += [f"--expert_task={exp.world}"] if args.policy == "expert" else []
     shown: dict[str, str] = {}
 
     def record(part: Part, text: str) -> None:
         if match := EVALUATED.search(text):
-            shown["now"] = f"evaluating {match[1]}: {match[3]} successes in {match[4]} episodes"
+            shown["now"] = f"evaluating {match[1]}{name}: {match[3]} successes in {match[4]} episodes"
         elif match := RATE.search(text):
             shown[match[1]] = f"{match[1]}: {match[3]}/{match[4]}"
 
     argv = [str(VENV_PYTHON), str(OWN_EXPERIMENTS / "evaluate.py"), *flags]
     part = run.parts.add(Part("evaluate", argv, exp.logs, hil_serl_env(exp), on_record=record))
     run.parts.expected_exit.add(part.name)
-    say(f"evaluating: hil_serl_experiments/evaluate.py {' '.join(flags)} (log {part.log_path})")
+    say(f"evaluating{name}: hil_serl_experiments/evaluate.py {' '.join(flags)} (log {part.log_path})")
     run.watch(lambda: not part.alive(), lambda: shown.get("now", "evaluation starts (JAX compiles)"), 30.0)
+    run.parts.parts.remove(part)
     if part.popen.wait() != 0 or not out.is_file():
         raise StepFailed(f"the evaluation ended with {part.popen.returncode}; its last lines:\n{part.last_lines()}")
     runs = json.loads(out.read_text())["runs"]
-    run.result(f"evaluated ({args.episodes} episodes each, the policy alone): "
-               + "; ".join(f"{r.get('step', r['policy'])}: {100 * r['success_rate']:.0f} %" for r in runs))  # fmt: skip
+    shown_runs = [f"{r.get('step', r['policy'])}: {sum(e['success'] for e in r['episodes'])}/{len(r['episodes'])}"
+                  for r in runs]  # fmt: skip
+    run.result(f"evaluated{name} (the policy alone{', its mode' if argmax else ''}): {'; '.join(shown_runs)}")
     return runs
 
 
 def step_evaluate(run: Run) -> None:
     own_only(run)
-    path = run.exp.directory / run.args.checkpoint_path
+    args = run.args
+    path = run.exp.directory / args.checkpoint_path
     out = run.exp.logs / "evaluation.json"
-    runs = evaluate(run, path, run.args.eval_steps, out)
+    runs = evaluate(run, path, args.eval_steps, out, args.episodes, args.seed, args.argmax)
     run.summary.update(evaluation=runs, outputs=[run.rel(out)])
 
 
-def spread(steps: list[int], points: int) -> list[int]:
-    """`points` of the sorted `steps`, evenly spread, the last always among them."""
-    if len(steps) <= points:
-        return steps
-    if points <= 1:
-        return steps[-1:]
-    return sorted({steps[round(i * (len(steps) - 1) / (points - 1))] for i in range(points)})
+# the seeds of a loop's evaluations (evaluate.py --seed: the random resets and the policy's samples), per run seed:
+# selection episodes (those that choose the checkpoint), fresh ones (that confirm it), the mode's
+SEEDS = {"selection": 1_000, "fresh": 50_000, "mode": 90_000}
+
+
+def seed_of(run: Run, kind: str, index: int) -> int:
+    return run.args.seed * 100_000 + SEEDS[kind] + index
+
+
+class Pause:
+    """An evaluation during training, on the training's world: the actor parks between two episodes (its env waits
+    while the pause file exists), then the learner and the expert are stopped (SIGSTOP) and the training clock with
+    them; on leaving they go on (SIGCONT), the file goes and the actor resets into its next episode."""
+
+    def __init__(self, run: Run, clock: learning_record.Clock, timeout: float = 180.0) -> None:
+        self.run, self.clock, self.timeout = run, clock, timeout
+        self.stopped = [p for p in (run.learner, run.episodes.expert) if p is not None]
+
+    def __enter__(self) -> Pause:
+        episodes = self.run.episodes
+        episodes.parked.clear()
+        episodes.pause_file.touch()
+        deadline = time.monotonic() + self.timeout
+        while not episodes.parked.wait(0.5):
+            self.run.parts.check()
+            if time.monotonic() > deadline:
+                self._leave()
+                raise StepFailed(f"the actor did not park between two episodes within {self.timeout:.0f} s")
+        self.clock.pause()
+        for part in self.stopped:
+            part.signal(signal.SIGSTOP)
+        return self
+
+    def _leave(self) -> None:
+        for part in self.stopped:
+            part.signal(signal.SIGCONT)
+        self.clock.resume()
+        self.run.episodes.pause_file.unlink(missing_ok=True)
+
+    def __exit__(self, *exc: object) -> None:
+        self._leave()
+
+
+@dataclass
+class Loop:
+    """The evaluations of a loop and its record (scripts/learning_record.py says what each part means)."""
+
+    run: Run
+    path: Path  # the checkpoint path
+    clock: learning_record.Clock
+    record: dict = field(default_factory=dict)
+    found: dict[int, dict] = field(default_factory=dict)  # checkpoint step -> when it appeared
+    checkpoints: list[dict] = field(default_factory=list)  # selection evaluations
+    confirmations: list[dict] = field(default_factory=list)  # fresh evaluations
+    stop: bool = False
+
+    def watch(self, env_steps: int) -> None:
+        """Note each new checkpoint: its training minute and the actor's env steps when it appeared."""
+        for folder in self.path.glob("checkpoint_*"):
+            suffix = folder.name.removeprefix("checkpoint_")
+            if suffix.isdigit() and (step := int(suffix)) not in self.found:
+                self.found[step] = {"step": step, "minutes": round(self.clock.minutes(), 2), "env_steps": env_steps}
+
+    def select(self, step: int) -> dict:
+        """`step` on --select-episodes selection episodes (each evaluation its own seed)."""
+        args, index = self.run.args, len(self.checkpoints)
+        seed = seed_of(self.run, "selection", index)
+        out = self.run.exp.logs / f"select-{index:02d}-{step}.json"
+        (result,) = evaluate(self.run, self.path, str(step), out, args.select_episodes, seed, name=" (selection)")
+        entry = {**self.found[step], "seed": seed, **learning_record.rate(result["episodes"]),
+                 "episodes": result["episodes"]}  # fmt: skip
+        self.checkpoints.append(entry)
+        return entry
+
+    def confirm(self, step: int, argmax: bool = False, episodes: int = 0) -> dict:
+        """`step` on fresh episodes (seeds no selection used), --fresh-episodes of them."""
+        args, index = self.run.args, len(self.confirmations)
+        kind = "mode" if argmax else "fresh"
+        seed = seed_of(self.run, kind, index)
+        out = self.run.exp.logs / f"{kind}-{index:02d}-{step}.json"
+        n = episodes or args.fresh_episodes
+        (result,) = evaluate(self.run, self.path, str(step), out, n, seed, argmax, name=f" ({kind} episodes)")
+        entry = {**self.found[step], "seed": seed, "argmax": argmax, **learning_record.rate(result["episodes"]),
+                 "episodes": result["episodes"]}  # fmt: skip
+        if not argmax:
+            self.confirmations.append(entry)
+        return entry
+
+    def confirmed(self, step: int) -> dict | None:
+        return next((c for c in self.confirmations if c["step"] == step), None)
+
+    def evaluate_newest(self) -> None:
+        """During training: the newest checkpoint on selection episodes; where it reaches the goal, on fresh ones
+        at once (the loop stops there with --until where they confirm it)."""
+        args = self.run.args
+        step = max(self.found)
+        if any(c["step"] == step for c in self.checkpoints):
+            return
+        entry = self.select(step)
+        if entry["rate"] >= args.goal:
+            fresh = self.confirm(step)
+            if args.until and fresh["rate"] >= args.until:
+                confirmed = f"{100 * fresh['rate']:.0f} % >= --until {100 * args.until:.0f} %"
+                say(f"checkpoint {step} is confirmed on fresh episodes at {confirmed}: training stops")
+                self.stop = True
+        self.write()
+
+    def minutes_to_goal(self, goal: float | None = None) -> float | None:
+        """Training minutes to the first checkpoint whose selection rate reached `goal` (default --goal) and whose
+        fresh episodes then confirmed it (None: none did)."""
+        goal = self.run.args.goal if goal is None else goal
+        for entry in sorted(self.checkpoints, key=lambda c: c["minutes"]):
+            fresh = self.confirmed(entry["step"])
+            if entry["rate"] >= goal and fresh is not None and fresh["rate"] >= goal:
+                return entry["minutes"]
+        return None
+
+    def write(self, final: dict | None = None) -> None:
+        """loop.json (as it goes: after each evaluation) and the learning curve beside it."""
+        logs = self.run.exp.logs
+        records = learning_record.read_metrics(logs / "learner_metrics.jsonl")
+        self.record.update(
+            checkpoints=self.checkpoints,
+            confirmations=self.confirmations,
+            minutes_to_goal=self.minutes_to_goal(),
+            minutes_to_90=self.minutes_to_goal(0.9),
+            training=learning_record.training_bins(records, self.clock),
+            learner_steps_per_s=learning_record.learner_rate(records, self.clock),
+            pauses=[[round(self.clock.minutes(a), 2), round((b - a) / 60.0, 2)] for a, b in self.clock.pauses],
+            **(final or {}),
+        )
+        (logs / "loop.json").write_text(json.dumps(self.record, indent=1, default=str) + "\n")
+        curve(self.run, logs / "loop.json")
 
 
 def step_loop(run: Run) -> None:
     """The whole loop, unattended: demos by the expert, then learner and actor with the expert after --patience
-    until --minutes after the first demo, then an evaluation of the learner's checkpoints and the learning curve."""
+    (from each episode's first step) for --minutes of training from the first demo, evaluating the newest
+    checkpoint every --eval-every minutes on selection episodes (training paused), confirming on fresh episodes
+    each that reaches --goal; at the end it names a checkpoint, chosen on selection episodes, confirmed on fresh
+    ones, and evaluates the last checkpoint on fresh ones too. The record and the curve grow as it goes."""
     own_only(run)
     exp, args = run.exp, run.args
     path = exp.directory / args.checkpoint_path
@@ -1044,54 +1236,88 @@ def step_loop(run: Run) -> None:
     record_demos(run, {})
     demos = [exp.directory / run.progress.saved["demos"][1]]
     first_at = run.progress.bar.one_at or time.monotonic()
-    first_wall = time.time() - (time.monotonic() - first_at)
-    demos_summary = {"demos": run.progress.bar.n, "first_demo_s": first_at - run.started}
+    clock = learning_record.Clock(time.time() - (time.monotonic() - first_at))
+    loop = Loop(run, path, clock)
+    loop.record.update(
+        experiment=exp.task,
+        seed=args.seed,
+        machine=learning_record.machine(),
+        minutes=args.minutes,
+        goal=args.goal,
+        until=args.until,
+        patience_s=args.patience,
+        select_episodes=args.select_episodes,
+        fresh_episodes=args.fresh_episodes,
+        eval_every_minutes=args.eval_every,
+        demos=run.progress.bar.n,
+        first_demo_s=round(first_at - run.started, 1),
+        first_demo_wall=clock.first_demo,
+        checkpoint_path=str(path),
+        started=datetime.now().isoformat(timespec="seconds"),
+    )
     run.parts.stop({"record_demos", "expert"})
     run.progress = progress = Progress()
-    deadline = first_at + 60.0 * args.minutes
-    until = datetime.fromtimestamp(first_wall + 60 * args.minutes)
-    say(f"training until {args.minutes:g} minutes after the first demo ({until:%H:%M:%S})")
-    checkpoints: dict[int, dict] = {}
+    say(f"training for {args.minutes:g} minutes from the first demo, the evaluations' pauses not counted; the newest "
+        f"checkpoint evaluated every {args.eval_every:g} min on {args.select_episodes} selection episodes, confirmed "
+        f"on {args.fresh_episodes} fresh ones where it reaches {100 * args.goal:.0f} %")  # fmt: skip
+    next_eval = args.eval_every
 
     def done() -> bool:
-        for found in path.glob("checkpoint_*"):
-            suffix = found.name.removeprefix("checkpoint_")
-            if suffix.isdigit() and (step := int(suffix)) not in checkpoints:
-                minutes = (time.time() - first_wall) / 60.0
-                checkpoints[step] = {"step": step, "minutes": round(minutes, 2), "env_steps": progress.bar.n}
-        return time.monotonic() >= deadline
+        nonlocal next_eval
+        loop.watch(progress.bar.n)
+        if run.learner is not None and loop.found and clock.minutes() >= next_eval:
+            with Pause(run, clock):
+                loop.evaluate_newest()
+            next_eval = clock.minutes() + args.eval_every
+        return loop.stop or clock.minutes() >= args.minutes
 
     train(run, path, demos, {}, done)
     train_summary = dict(run.summary)
     run.parts.stop({"actor", "learner", "expert"})
+    loop.watch(progress.bar.n)  # a checkpoint written as the learner stopped
     actor_log = exp.logs / "actor.log"
     put_back = actor_log.read_text(errors="replace").count("in the hand: put back") if actor_log.is_file() else 0
     say(f"the held object was put back in the hand {put_back} time(s) between training episodes (moved in the hand)")
-    done()  # a checkpoint written as the learner stopped
-    if not checkpoints:
+    if not loop.found:
         raise StepFailed(f"the learner wrote no checkpoint in {args.minutes:g} minutes (every checkpoint_period steps)")
-    chosen = spread(sorted(checkpoints), args.eval_points)
-    out = exp.logs / "evaluation.json"
-    runs = evaluate(run, path, ",".join(map(str, chosen)), out)
-    for entry in runs:
-        entry.update(checkpoints.get(entry.get("step"), {}))
-    loop = {
-        "task": exp.task,
-        "minutes": args.minutes,
-        "patience_s": args.patience,
+    last = max(loop.found)
+    if not any(c["step"] == last for c in loop.checkpoints):
+        loop.select(last)
+    named = learning_record.choose(loop.checkpoints)
+    fresh = loop.confirmed(named["step"]) or loop.confirm(named["step"])
+    last_fresh = loop.confirmed(last) or loop.confirm(last)
+    mode = loop.confirm(named["step"], argmax=True, episodes=args.mode_episodes) if args.mode_episodes else None
+
+    def counted(entry: dict) -> dict:
+        return {"episodes": len(entry["episodes"]), **{k: entry[k] for k in ("successes", "rate", "interval", "seed")}}
+
+    final = {
+        "named": {
+            "step": named["step"],
+            "minutes": named["minutes"],
+            "selection": learning_record.rate(named["episodes"]),
+        },  # fmt: skip
+        "fresh": counted(fresh),
+        "last": {"step": last, "minutes": loop.found[last]["minutes"]},
+        "last_fresh": counted(last_fresh),
+        "mode": {**counted(mode), "episode_records": mode["episodes"]} if mode else None,
         "put_back": put_back,
-        "first_demo_wall": first_wall,
-        **demos_summary,
         "train": train_summary,
-        "checkpoints": [checkpoints[k] for k in sorted(checkpoints)],
-        "evaluation": runs,
-        "checkpoint_path": str(path),
+        "wall_minutes": round((time.time() - clock.first_demo) / 60.0, 2),
     }
-    (exp.logs / "loop.json").write_text(json.dumps(loop, indent=1, default=str) + "\n")
-    curve(run, exp.logs / "loop.json")
-    best = max(runs, key=lambda r: (r["success_rate"], -r["step"]))
-    best = {"step": best["step"], "minutes": best.get("minutes"), "success_rate": best["success_rate"]}
-    run.summary = {**train_summary, "loop": run.rel(exp.logs / "loop.json"), "evaluation": runs, "best": best}
+    loop.write(final)
+    low, high = fresh["interval"]
+    run.result(
+        f"the loop names checkpoint_{named['step']} (minute {named['minutes']:.1f}, {named['env_steps']} env steps; "
+        f"chosen on {len(named['episodes'])} selection episodes: {named['successes']}): it succeeds in "
+        f"{fresh['successes']} of {len(fresh['episodes'])} fresh episodes (95 % interval {100 * low:.0f}-"
+        f"{100 * high:.0f} %); the last checkpoint ({last}): {last_fresh['successes']} of "
+        f"{len(last_fresh['episodes'])}"
+        + (f"; the named one's mode (argmax): {mode['successes']} of {len(mode['episodes'])}" if mode else "")
+    )
+    run.summary = {**train_summary, "loop": run.rel(exp.logs / "loop.json"), "named": final["named"],
+                   "fresh": final["fresh"], "last_fresh": final["last_fresh"], "minutes_to_goal":
+                   loop.record["minutes_to_goal"]}  # fmt: skip
 
 
 def curve(run: Run, loop: Path) -> None:
@@ -1146,9 +1372,31 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="train: seconds the expert leaves each episode to the policy (default 5)",
     )
     parser.add_argument("--checkpoint-path", default="first_run", help="train: under the directory (default first_run)")
-    parser.add_argument("--minutes", type=float, default=60.0, help="loop: training time from the first demo")
-    parser.add_argument("--eval-points", type=int, default=5, help="loop: checkpoints to evaluate (spread, the last)")
-    parser.add_argument("--episodes", type=int, default=20, help="evaluate, loop: episodes per policy (default 20)")
+    parser.add_argument(
+        "--minutes", type=float, default=60.0, help="loop: training minutes from the first demo, evaluations not "
+        "counted (default 60)"
+    )  # fmt: skip
+    parser.add_argument("--eval-every", type=float, default=5.0, help="loop: training minutes between evaluations")
+    parser.add_argument(
+        "--select-episodes", type=int, default=10, help="loop: selection episodes per evaluated checkpoint (they "
+        "choose the checkpoint the loop names; default 10)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--fresh-episodes", type=int, default=50, help="loop: fresh episodes that confirm a checkpoint (default 50)"
+    )
+    parser.add_argument(
+        "--goal", type=float, default=0.9, help="loop: a selection rate that gets a checkpoint confirmed at once "
+        "(default 0.9)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--until", type=float, default=0.0, help="loop: stop training once fresh episodes confirm a checkpoint at "
+        "this rate (e.g. 0.9; default 0: train --minutes)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--mode-episodes", type=int, default=20, help="loop: fresh episodes of the named checkpoint's mode "
+        "(argmax), reported beside its sampled actions (default 20; 0: none)"
+    )  # fmt: skip
+    parser.add_argument("--episodes", type=int, default=20, help="evaluate: episodes per policy (default 20)")
     parser.add_argument("--eval-steps", default="latest", help="evaluate: checkpoints (steps, comma-separated; all)")
     parser.add_argument(
         "--argmax",
@@ -1162,6 +1410,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="evaluate: the learner's checkpoints (default), the scripted expert as a policy, or no motion",
     )
     parser.add_argument("--demo-path", action="append", default=[], help="train: a demos file (default all demo_data/)")
+    parser.add_argument(
+        "--seed", type=int, default=42, help="train, loop: train_rlpd.py's --seed (default its 42); loop, evaluate: "
+        "also chooses the evaluations' episodes"
+    )  # fmt: skip
     parser.add_argument("--wandb", action="store_true", help="train: log to wandb (default --debug: no wandb login)")
     parser.add_argument(
         "--random-encoder-weights",

@@ -210,3 +210,67 @@ def test_egg_flip_has_no_expert_and_says_why():
         [sys.executable, "-m", "scripted_expert", "--task", "egg_flip"], env=env, capture_output=True, text=True
     )
     assert run.returncode == 2 and "no scripted expert" in run.stderr and "Known limit" in run.stderr
+
+
+def test_with_the_envs_episodes_the_patience_counts_from_the_first_step_and_the_expert_rests_at_the_end():
+    """`--episode-starts stdin` (the loop's expert): nothing moves while no episode has started (a reset going on),
+    the patience counts from the "start" line (the env's first step), then the expert drives; "end" (the env's
+    step limit) makes it rest at once, and it waits for the next "start". The ram_insertion world (real launch,
+    real HTTP); the SpaceMouse as the server holds it (GET /spacemouse), nothing else moving the arm."""
+    import time
+
+    import requests
+
+    with task_world("ram_insertion", "cameras_config:=none") as (clients, _):
+        robot = clients[""]
+        robot.session.post(robot.url + "task/reset", timeout=10).raise_for_status()  # the stick held, unseated
+        command = [sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", "--url", robot.url,
+                   "--episodes", "0", "--patience", "1.0", "--episode-starts", "stdin"]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXPERT_DIR), os.environ.get("PYTHONPATH", "")])}
+        process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)
+        reader.start()
+
+        def waiting(count: int) -> None:
+            """Until the expert said `count` times that it waits for an episode."""
+            deadline = time.monotonic() + 30.0
+            while sum("waiting for the env's next episode" in line for line in lines) < count:
+                assert time.monotonic() < deadline and process.poll() is None, lines
+                time.sleep(0.05)
+
+        def deflected() -> bool:
+            state = requests.get(robot.url + "spacemouse", params={"timeout": "0"}, timeout=5).json()
+            return any(abs(a) > 0 for a in state["axes"])
+
+        def first_deflection(within: float) -> float | None:
+            started = time.monotonic()
+            while time.monotonic() - started < within:
+                if deflected():
+                    return time.monotonic() - started
+                time.sleep(0.02)
+            return None
+
+        try:
+            waiting(1)
+            assert first_deflection(2.0) is None  # no episode yet: the expert waits, at rest
+            process.stdin.write("start\n")
+            process.stdin.flush()
+            moved_after = first_deflection(4.0)
+            assert moved_after is not None and 0.9 < moved_after < 2.0, moved_after  # the 1 s patience, then drives
+            process.stdin.write("end\n")  # the env's step limit: the episode is over
+            process.stdin.flush()
+            waiting(2)  # it rested first
+            assert first_deflection(2.0) is None  # at rest, waiting for the next episode
+            process.stdin.write("start\n")
+            process.stdin.flush()
+            moved_after = first_deflection(4.0)
+            assert moved_after is not None and 0.9 < moved_after < 2.0, moved_after
+        finally:
+            process.stdin.close()  # no more episodes: it ends
+            process.wait(timeout=20)
+            reader.join(5)
+            output = "".join(lines)
+            print(output)
+    assert "episode 1: no success" in output and "ended by the env after" in output, output

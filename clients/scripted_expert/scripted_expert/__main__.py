@@ -7,12 +7,18 @@ one), let the policy act for `--patience` seconds if asked (a person who steps i
 does not get there), drive to success, then optionally keep pressing space (record_success_fail marks those steps as
 successes) and press Esc (FrankaEnv ends the episode). Exit status 0 when every episode succeeded, 1 when
 one did not, 2 when the task has no expert or the expert is blocked.
+
+With `--episode-starts stdin` the episodes are the env's own: each line on standard input marks an episode's first
+step after its reset (scripts/hil_serl.py writes one when the experiment's env says so), as a person watching the
+arm sees the policy begin. The patience counts from there, not through the reset; the expert leaves an episode
+the env ended before success (its step limit) at the next line, and waits for a line before each episode.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 
 from .client import ServerError
@@ -47,19 +53,74 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--patience", type=float, default=0.0, help="seconds to leave the episode to the policy (cap at rest) "
         "before intervening, as a person does in training; 0: intervene at once (default)"
     )  # fmt: skip
+    parser.add_argument(
+        "--episode-starts", choices=("success", "stdin"), default="success", help="what starts an episode: the "
+        "task no longer a success (default: the env's reset has undone the last one), or a line on standard input "
+        "at the env's first step after each reset (the patience counts from it)"
+    )  # fmt: skip
     parser.add_argument("--hold", type=float, default=0.0, help="seconds to stay at a success before the next step")
     parser.add_argument("--esc", action="store_true", help="press Esc after each episode (FrankaEnv ends it)")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome of each episode")
     return parser.parse_args(argv)
 
 
-def policy_succeeds(expert, patience: float, rate: float) -> bool:
-    """Leave the arms to the policy (the SpaceMouse at rest) for `patience` s: whether the task succeeded."""
+class EnvEpisodes:
+    """The env's episodes, from standard input: a line "start" at an episode's first step after its reset, "end" at
+    its last step ("end success" where the ground truth ended it, "end" at the env's step limit). A reader thread
+    keeps the lines; the episode the expert took is over at the next line, which sets `abandon` (the running
+    expert's `stopped`: it rests at once)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.taken = -1  # index of the "start" of the episode the expert is in
+        self.changed = threading.Condition()
+        self.closed = False
+        self.abandon: threading.Event | None = None
+        threading.Thread(target=self._read, name="env-episodes", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in sys.stdin:
+            with self.changed:
+                self.lines.append(line.strip())
+                if self.abandon is not None and self.over():
+                    self.abandon.set()
+                self.changed.notify_all()
+        with self.changed:
+            self.closed = True  # no more episodes: the one taken ends too
+            if self.abandon is not None:
+                self.abandon.set()
+            self.changed.notify_all()
+
+    def next(self) -> bool:
+        """Wait for an episode that started after the one taken and has not ended yet; take it (False: standard
+        input closed)."""
+        with self.changed:
+            while not self.closed and not (len(self.lines) - 1 > self.taken and self.lines[-1] == "start"):
+                self.changed.wait()
+            if self.closed:
+                return False
+            self.taken = len(self.lines) - 1
+            return True
+
+    def over(self) -> bool:
+        """Whether the episode taken has ended (a line after its start)."""
+        return len(self.lines) - 1 > self.taken
+
+    def succeeded(self) -> bool:
+        """Whether the episode taken ended in success."""
+        return self.over() and self.lines[self.taken + 1] == "end success"
+
+
+def policy_succeeds(expert, patience: float, rate: float, episodes: EnvEpisodes | None = None) -> bool:
+    """Leave the arms to the policy (the SpaceMouse at rest) for `patience` s: whether the task succeeded (with
+    `episodes`: False as soon as the env ends the episode, whether by success or by its step limit)."""
     expert.rest()
     end = time.monotonic() + patience
     while time.monotonic() < end:
         if expert.truth()["success"]:
             return True
+        if episodes is not None and episodes.over():
+            return episodes.succeeded()
         time.sleep(1.0 / rate)
     return False
 
@@ -74,17 +135,38 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scripted_expert: {exc}", file=sys.stderr)
         return 2
     failures, episode = 0, 0
+    episodes = EnvEpisodes() if args.episode_starts == "stdin" else None
     try:
         while args.episodes == 0 or episode < args.episodes:
             episode += 1
-            if expert.truth()["success"]:
+            if episodes is not None:  # the env's own episode: from its first step
+                expert.rest()
+                log(f"[{args.task}] waiting for the env's next episode to start")
+                if not episodes.next():
+                    break
+                with episodes.changed:
+                    episodes.abandon = expert.stopped
+                    if episodes.over():
+                        expert.stopped.set()
+            elif expert.truth()["success"]:
                 log(f"[{args.task}] episode {episode}: waiting for the env's reset (the task is a success now)")
                 while expert.truth()["success"]:
                     time.sleep(0.2)
             start = time.monotonic()
-            by_policy = args.patience > 0 and policy_succeeds(expert, args.patience, args.rate)
+            by_policy = args.patience > 0 and policy_succeeds(expert, args.patience, args.rate, episodes)
             intervened = time.monotonic()
-            ok = by_policy or expert.run(timeout=args.timeout, rate=args.rate)
+            # with the env's episodes, the env ends each at the ground truth's success: so does the expert
+            until = (lambda truth: bool(truth["success"])) if episodes is not None else None
+            ok = by_policy or (not expert.stopped.is_set() and expert.run(args.timeout, args.rate, until))
+            ok = ok or (episodes is not None and episodes.succeeded())
+            if episodes is not None and not ok:  # the env ended it first (its step limit)
+                how = "ended by the env" + ("" if by_policy or intervened - start < args.patience else
+                                            f" after {expert.ticks} ticks of intervention")  # fmt: skip
+                print(f"[{args.task}] episode {episode}: no success after {time.monotonic() - start:.1f} s, {how}",
+                      flush=True)  # fmt: skip
+                failures += 1
+                expert = make()
+                continue
             how = "by the policy, no intervention" if by_policy else f"{expert.ticks} ticks of intervention"
             if args.patience > 0 and not by_policy:
                 how += f" from {intervened - start:.1f} s on"

@@ -9,13 +9,16 @@ consequence of having no images:
 - the reward is the simulator's ground truth (GET /task success), not a classifier on the images: this config's
   choice, which only a simulator offers; and between episodes a stick that has moved in the hand is put back
   (POST /task/reset), as a person at the real set-up would, counted in the actor's output;
-- the server is $FRANKA_SIM_URL (default the ram_insertion world's), so that several worlds each have their actor.
+- the server is $FRANKA_SIM_URL (default the ram_insertion world's), so that several worlds each have their actor;
+- the step period is held at FrankaEnv's own 100 ms (step_period.StepPeriod: FrankaEnv sleeps to 100 ms from its
+  step's start, and what runs after its sleep, 15-20 ms beside a learner on 2 cores, would come on top).
 """
 
 from franka_env.envs.wrappers import GripperCloseEnv, SpacemouseIntervention
 from ground_truth import GroundTruth, TargetFrame, server_url
 from serl_launcher.wrappers.chunking import ChunkingWrapper
 from serl_launcher.wrappers.serl_obs_wrappers import SERLObsWrapper
+from step_period import StepPeriod
 
 from experiments.ram_insertion.config import EnvConfig as RAMInsertionEnvConfig
 from experiments.ram_insertion.config import TrainConfig as RAMInsertionTrainConfig
@@ -54,4 +57,5 @@ class TrainConfig(RAMInsertionTrainConfig):
         env = ChunkingWrapper(env, obs_horizon=1, act_exec_horizon=None)
         if not fake_env:
             env = GroundTruth(env, config.SERVER_URL, held="ram")
+            env = StepPeriod(env)
         return env

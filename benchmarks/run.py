@@ -21,12 +21,13 @@
    scripted expert through scripts/hil_serl.py, from nothing running and an empty experiment directory: each
    step's wall time, the time to the first demo, env steps/s of record_demos and of the actor beside its
    learner; written to its own section of results.md.
-8. (only with --learning-only, `make bench-learning`: about 80 minutes) HIL-SERL learning the state-based
-   ram_insertion (hil_serl_experiments/) with its own train_rlpd.py through `scripts/hil_serl.py
-   ram_insertion_state loop`: 20 demos by the scripted expert, learner and actor with the expert after its
-   patience for 60 minutes from the first demo, then 20 evaluation episodes of the policy alone per evaluated
-   checkpoint; the learning curve (benchmarks/learning_curve_ram_insertion_state.png), the actor's env steps/s,
-   the learner's steps/s, the success rates; written to its own section of results.md.
+8. (only with --learning-only, `make bench-learning`: about 80 minutes a run, 3 runs) HIL-SERL learning the
+   state-based ram_insertion (hil_serl_experiments/) with its own train_rlpd.py through `scripts/hil_serl.py
+   ram_insertion_state loop --seed N`, once per --seeds, each from nothing: 20 demos by the scripted expert, learner
+   and actor with the expert after its patience, evaluations while training, the named checkpoint confirmed on 50
+   fresh episodes; each run's record in benchmarks/learning/<experiment>-<seed>.json, one curve of all runs
+   (benchmarks/learning/<experiment>.png), their figures in their own section of results.md
+   (`--learning-table`: that section again from the committed records).
 """
 
 from __future__ import annotations
@@ -849,54 +850,77 @@ def write_pipeline(rows: list[tuple[str, str]]) -> None:
 
 
 LEARNING_SECTION = "## HIL-SERL learning ram_insertion from the state"
-CURVE = Path(__file__).with_name("learning_curve_ram_insertion_state.png")
+LEARNING = Path(__file__).with_name("learning")  # one record per run, <experiment>-<seed>.json, and the curve
+LEARNING_TASK = "ram_insertion_state"
 
 
 def learning(args) -> tuple[list[tuple[str, str]], str]:
-    """scripts/hil_serl.py ram_insertion_state loop in a fresh experiment directory: its figures and the table of
-    its evaluations; the curve copied next to results.md."""
-    directory = ROOT / "runs" / f"ram_insertion_state-bench-{datetime.now():%Y%m%d-%H%M%S}"
-    flags = ("--minutes", str(args.learning_minutes), "--demos", "20", "--episodes", "20")
-    summary = pipeline_step(directory, "loop", *flags, task="ram_insertion_state")
-    logs = sorted((directory / "logs").glob("loop-*"))[-1]
-    loop = json.loads((logs / "loop.json").read_text())
-    shutil.copyfile(logs / "learning_curve.png", CURVE)
-    curve = json.loads((logs / "curve.json").read_text())
-    train, best = loop["train"], summary["best"]
-    windows = curve["training"]
-    rates = [f"{100 * w['intervention_rate']:.0f} %" for w in (windows[0], windows[-1])] if windows else ["-", "-"]
-    demos = f"{loop['demos']}; {loop['first_demo_s']:.0f} s"
-    actor = f"{train['actor_steps']}; {train['env_steps_per_s']:.2f}"
-    rows = [
-        ("demos by the scripted expert (record_demos.py); the first after", demos),
-        ("training: wall-clock minutes from the first demo (demos included)", f"{loop['minutes']:g}"),
-        ("actor: env steps in that time; env steps/s beside its learner", actor),
-        ("learner: steps (each 1 critic + 1 critic/actor/temperature update, batch 256); steps/s",
-         f"{train['learner_updates']}; {train['learner_updates_per_s']:.1f}"),
-        ("the expert's patience before it intervenes", f"{loop['patience_s']:g} s"),
-        ("intervention rate, first / last 1000 actor steps", " / ".join(rates)),
-        ("sticks put back in the hand between episodes (moved > 1.5 mm)", str(loop.get("put_back", 0))),
-        ("best evaluation: success rate of the policy alone (20 episodes); at",
-         f"{100 * best['success_rate']:.0f} %; checkpoint {best['step']}, {best['minutes']:.1f} min"),
-    ]  # fmt: skip
-    evaluations = "\n".join(
-        f"| {e['step']} | {e['minutes']:.1f} | {e['env_steps']} | {100 * e['success_rate']:.0f} % |"
-        for e in curve["evaluation"]
+    """scripts/hil_serl.py ram_insertion_state loop once per seed, each from nothing (an empty experiment directory,
+    its own world): each run's record into benchmarks/learning/, one curve of all runs, a table of their figures."""
+    LEARNING.mkdir(exist_ok=True)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    for seed in args.seeds:
+        directory = ROOT / "runs" / f"{LEARNING_TASK}-bench-{stamp}-seed{seed}"
+        flags = ("--minutes", f"{args.learning_minutes:g}", "--seed", str(seed), *args.loop_args)
+        pipeline_step(directory, "loop", *flags, task=LEARNING_TASK)
+        logs = sorted((directory / "logs").glob("loop-*"))[-1]
+        shutil.copyfile(logs / "loop.json", LEARNING / f"{LEARNING_TASK}-{seed}.json")
+    return learning_table(sorted(LEARNING.glob(f"{LEARNING_TASK}-*.json")))
+
+
+def learning_table(paths: list[Path]) -> tuple[list[tuple[str, str]], str]:
+    """The figures of the committed records, and the curve of all of them (hil_serl_experiments/curve.py)."""
+    records = [json.loads(p.read_text()) for p in paths]
+    curve = LEARNING / f"{LEARNING_TASK}.png"
+    python = ROOT / ".venv-hil-serl" / "bin" / "python"
+    draw = [str(python), str(ROOT / "hil_serl_experiments" / "curve.py"), "--out", str(curve), *map(str, paths)]
+    subprocess.run(draw, check=True)
+
+    def share(entry: dict) -> str:
+        low, high = entry["interval"]
+        return f"{entry['successes']}/{entry['episodes']} ({100 * low:.0f}-{100 * high:.0f} %)"
+
+    rows = []
+    for r in records:
+        named, actor = r["named"], r.get("actor") or {}
+        bins = [b for b in r["training"] if b.get("intervention_rate") is not None]
+        interventions = (
+            " -> ".join(f"{100 * b['intervention_rate']:.0f} %" for b in (bins[0], bins[-1])) if bins else "-"
+        )
+        to_goal = r.get("minutes_to_90")
+        rows += [
+            (f"seed {r['seed']}: named checkpoint (minute; chosen on {len(r['checkpoints'][0]['episodes'])} selection "
+             "episodes per checkpoint)", f"{named['step']} ({named['minutes']:.1f} min)"),
+            (f"seed {r['seed']}: the named one on fresh episodes (95 % interval)", share(r["fresh"])),
+            (f"seed {r['seed']}: the last checkpoint on fresh episodes", share(r["last_fresh"])),
+            (f"seed {r['seed']}: the named one's mode (argmax) on fresh episodes",
+             share(r["mode"]) if r.get("mode") else "-"),
+            (f"seed {r['seed']}: training minutes to the first checkpoint >= 90 % confirmed on fresh episodes",
+             f"{to_goal:.1f}" if to_goal is not None else "none"),
+            (f"seed {r['seed']}: learner steps/s; actor env steps/s within episodes (period p50/p99 ms)",
+             f"{r.get('learner_steps_per_s')}; {actor.get('env_steps_per_s', '-')} ({actor.get('period_p50_ms', '-')}"
+             f"/{actor.get('period_p99_ms', '-')})"),
+            (f"seed {r['seed']}: intervention rate, first -> last 5 training minutes", interventions),
+        ]  # fmt: skip
+    reached = sorted(r["minutes_to_90"] for r in records if r.get("minutes_to_90") is not None)
+    median = (
+        f"{np.median(reached):.1f}" if len(reached) == len(records) else f"{len(reached)} of {len(records)} reached"
     )
-    after = (
-        "\n| learner step (checkpoint) | minutes from the first demo | actor env steps | success, policy alone |\n"
-        f"|---|---|---|---|\n{evaluations}\n\n![learning curve]({CURVE.name})\n"
+    rows.append(("median training minutes to a confirmed >= 90 % checkpoint", median))
+    after = f"\n![learning curves](learning/{curve.name})\n\nRecords (every evaluation episode): " + ", ".join(
+        f"[{p.name}](learning/{p.name})" for p in paths
     )
-    return rows, after
+    return rows, after + "\n"
 
 
 def write_learning(rows: list[tuple[str, str]], after: str) -> None:
     intro = (
         "HIL-SERL's own train_rlpd.py (its learner, actor, SACAgent, RLPD's 50/50 demo sampling, agentlace), "
-        "unaltered, on the state-based ram_insertion (`hil_serl_experiments/`, docs/learning.md), from an empty "
-        "experiment directory and no world running: `scripts/hil_serl.py ram_insertion_state loop`. Success is the "
-        "simulator's ground truth. Evaluation after training, checkpoint by checkpoint, in the same world (while it "
-        "trains, the 2 cores are the learner's, the actor's and the world's)."
+        "unaltered, on the state-based ram_insertion (`hil_serl_experiments/`, docs/learning.md), each run from an "
+        "empty experiment directory and its own world: `scripts/hil_serl.py ram_insertion_state loop --seed N`. "
+        "Success is the simulator's ground truth. Minutes are training minutes from the first demo; the loop's "
+        "evaluations pause the training and are not counted. Selection episodes choose the named checkpoint; "
+        "fresh episodes (other seeds) confirm it."
     )
     write_section(LEARNING_SECTION, "make bench-learning", intro, rows, after)
 
@@ -924,7 +948,10 @@ def main() -> int:
     parser.add_argument("--pipeline-demos", type=int, default=5, help="pipeline: demos to record")
     parser.add_argument("--pipeline-steps", type=int, default=300, help="pipeline: actor steps beside the learner")
     parser.add_argument("--learning-only", action="store_true", help="only HIL-SERL learning ram_insertion_state (8.)")
-    parser.add_argument("--learning-minutes", type=float, default=60.0, help="learning: minutes from the first demo")
+    parser.add_argument("--learning-minutes", type=float, default=60.0, help="learning: training minutes per run")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="learning: one run per seed")
+    parser.add_argument("--loop-args", nargs=argparse.REMAINDER, default=[], help="learning: more loop options")
+    parser.add_argument("--learning-table", action="store_true", help="learning: the table of the committed records")
     args = parser.parse_args()
     if args.camera_client:  # the client process of the run with cameras
         print(json.dumps(camera_client(args.camera_client[0], float(args.camera_client[1]))))
@@ -937,8 +964,8 @@ def main() -> int:
         bare_flask(args.bare_flask)
         return 0
 
-    if args.learning_only:
-        rows, after = learning(args)
+    if args.learning_only or args.learning_table:
+        rows, after = learning(args) if args.learning_only else learning_table(sorted(LEARNING.glob("*-*.json")))
         print("\n" + markdown_table(rows) + "\n" + after)
         if not args.no_write:
             write_learning(rows, after)

@@ -15,10 +15,18 @@ are replaced by functions that call the originals whenever there are image keys,
   `image_keys` ("state",): the key `update` checks, which a state batch always has in its next observations;
 - store transitions in serl_launcher's plain `ReplayBufferDataStore` (observation and next observation each
   stored whole, which for a state vector costs what frame sharing would save).
+
+An experiment's config may change the agent's hyperparameters (train_rlpd.py passes make_sac_pixel_agent only
+seed, observation, action, image keys, encoder and discount): its TrainConfig calls `configure(...)` when it is
+made (train_rlpd.py and evaluate.py make exactly one), with make_sac_pixel_agent's `target_entropy` and, for the
+state agent, `temperature_init` and SACAgent.create's own arguments; every value is said once at the agent's
+creation. $HIL_SERL_AGENT (JSON, `scripts/hil_serl.py --agent`) overrides them for one run (an ablation).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from functools import partial
 
 import flax.linen as nn
@@ -33,6 +41,15 @@ from serl_launcher.networks.mlp import MLP
 from serl_launcher.utils import launcher
 
 STATE_KEYS = ("state",)
+AGENT_KWARGS: dict = {}  # the experiment's hyperparameters (configure), given to the factories
+
+
+def configure(**kwargs) -> None:
+    """The experiment's agent hyperparameters, for the agents made from now on in this process ($HIL_SERL_AGENT's
+    over them)."""
+    AGENT_KWARGS.clear()
+    AGENT_KWARGS.update(kwargs)
+    AGENT_KWARGS.update(json.loads(os.environ.get("HIL_SERL_AGENT") or "{}"))
 
 
 class ProprioEncoder(nn.Module):
@@ -48,8 +65,18 @@ class ProprioEncoder(nn.Module):
         return nn.tanh(nn.LayerNorm()(state))
 
 
-def make_sac_state_agent(seed, sample_obs, sample_action, discount=0.97, reward_bias=0.0, target_entropy=None):
-    """make_sac_pixel_agent's SACAgent (its networks, optimizers, temperature and discount) on the state alone."""
+def make_sac_state_agent(
+    seed,
+    sample_obs,
+    sample_action,
+    discount=0.97,
+    reward_bias=0.0,
+    target_entropy=None,
+    temperature_init=1e-2,
+    **create_kwargs,
+):
+    """make_sac_pixel_agent's SACAgent (its networks, optimizers, temperature and discount) on the state alone;
+    `create_kwargs` go to SACAgent.create (its optimizers' learning rates, soft_target_update_rate, ...)."""
     encoder = ProprioEncoder(name="encoder")
     network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256], "activate_final": True}
     critic_backbone = ensemblize(partial(MLP, **network), 2)(name="critic_ensemble")
@@ -64,7 +91,9 @@ def make_sac_state_agent(seed, sample_obs, sample_action, discount=0.97, reward_
         std_max=5,
         name="actor",
     )
-    temperature = GeqLagrangeMultiplier(init_value=1e-2, constraint_shape=(), constraint_type="geq", name="temperature")
+    temperature = GeqLagrangeMultiplier(
+        init_value=temperature_init, constraint_shape=(), constraint_type="geq", name="temperature"
+    )
     return SACAgent.create(
         jax.random.PRNGKey(seed),
         sample_obs,
@@ -80,6 +109,7 @@ def make_sac_state_agent(seed, sample_obs, sample_action, discount=0.97, reward_
         augmentation_function=None,
         reward_bias=reward_bias,
         target_entropy=target_entropy,
+        **create_kwargs,
     )
 
 
@@ -103,6 +133,9 @@ def install() -> None:
         return
 
     def make_sac_pixel_agent(seed, sample_obs, sample_action, image_keys=("image",), encoder_type="", **kwargs):
+        kwargs = {**AGENT_KWARGS, **kwargs}
+        if AGENT_KWARGS:
+            print(f"[state agent] the experiment's hyperparameters: {AGENT_KWARGS}", flush=True)
         if image_keys:
             encoder_type = encoder_type or "resnet-pretrained"
             return pixel_agent(seed, sample_obs, sample_action, image_keys, encoder_type, **kwargs)

@@ -96,6 +96,7 @@ class Experiment:
     world: str = ""  # the simulated world's task (default: the experiment's name)
     world_args: tuple[str, ...] = ()  # its launch arguments beyond task:=
     own: bool = False  # one of this repository's experiments (hil_serl_experiments/): launch.py runs the scripts
+    agent: str = ""  # --agent: hyperparameters over the config's (JSON; $HIL_SERL_AGENT of its scripts)
 
     def __post_init__(self) -> None:
         self.world = self.world or self.task
@@ -294,6 +295,8 @@ def hil_serl_env(exp: Experiment, extra: dict[str, str] | None = None) -> dict[s
     """The environment of HIL-SERL's scripts and the expert: this one without scripts/run.sh's Python 3.12
     paths, with the stand-ins switched on (cameras, SpaceMouse, keys from the simulator's server)."""
     env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+    if exp.agent:
+        env["HIL_SERL_AGENT"] = exp.agent
     env.update(
         FRANKA_SIM_URL=exp.servers[0].rstrip("/"),
         FRANKA_SIM_CAMERAS="1",
@@ -1215,11 +1218,32 @@ class Loop:
             minutes_to_90=self.minutes_to_goal(0.9),
             training=learning_record.training_bins(records, self.clock),
             learner_steps_per_s=learning_record.learner_rate(records, self.clock),
-            pauses=[[round(self.clock.minutes(a), 2), round((b - a) / 60.0, 2)] for a, b in self.clock.pauses],
+            pauses=[
+                {"minutes": round(self.clock.minutes(a), 2), "seconds": round(b - a, 1), "wall": [a, b]}
+                for a, b in self.clock.pauses
+            ],  # fmt: skip
             **(final or {}),
         )
         (logs / "loop.json").write_text(json.dumps(self.record, indent=1, default=str) + "\n")
         curve(self.run, logs / "loop.json")
+
+
+PACE = re.compile(
+    r"\[step period\] pace after (\d+) resets: ([\d.]+) env steps/s within episodes \(step period p50 (\d+) ms, "
+    r"p99 (\d+) ms.*?reset p50 ([\d.]+) s; a step's parts, ms p50: (.*)$",
+    re.M,
+)
+
+
+def actor_pace(log: str) -> dict:
+    """The actor's last pace report (hil_serl_experiments/step_period.py: over its last 2000 steps)."""
+    found = PACE.findall(log)
+    if not found:
+        return {}
+    resets, rate, p50, p99, reset, parts = found[-1]
+    return {"resets": int(resets), "env_steps_per_s": float(rate), "period_p50_ms": int(p50),
+            "period_p99_ms": int(p99), "reset_p50_s": float(reset),
+            "parts_p50_ms": {k.strip(): float(v) for k, v in re.findall(r"([^,]+?) ([\d.]+)(?:,|$)", parts)}}  # fmt: skip
 
 
 def step_loop(run: Run) -> None:
@@ -1246,6 +1270,7 @@ def step_loop(run: Run) -> None:
         goal=args.goal,
         until=args.until,
         patience_s=args.patience,
+        agent=json.loads(args.agent or "{}"),
         select_episodes=args.select_episodes,
         fresh_episodes=args.fresh_episodes,
         eval_every_minutes=args.eval_every,
@@ -1275,9 +1300,13 @@ def step_loop(run: Run) -> None:
     train_summary = dict(run.summary)
     run.parts.stop({"actor", "learner", "expert"})
     loop.watch(progress.bar.n)  # a checkpoint written as the learner stopped
-    actor_log = exp.logs / "actor.log"
-    put_back = actor_log.read_text(errors="replace").count("in the hand: put back") if actor_log.is_file() else 0
+    actor_log = (exp.logs / "actor.log").read_text(errors="replace") if (exp.logs / "actor.log").is_file() else ""
+    put_back = actor_log.count("in the hand: put back")
     say(f"the held object was put back in the hand {put_back} time(s) between training episodes (moved in the hand)")
+    pace = actor_pace(actor_log)
+    if pace:
+        say(f"the actor beside its learner: {pace['env_steps_per_s']} env steps/s within episodes (step period p50 "
+            f"{pace['period_p50_ms']} ms, p99 {pace['period_p99_ms']} ms)")  # fmt: skip
     if not loop.found:
         raise StepFailed(f"the learner wrote no checkpoint in {args.minutes:g} minutes (every checkpoint_period steps)")
     last = max(loop.found)
@@ -1302,6 +1331,7 @@ def step_loop(run: Run) -> None:
         "last_fresh": counted(last_fresh),
         "mode": {**counted(mode), "episode_records": mode["episodes"]} if mode else None,
         "put_back": put_back,
+        "actor": pace,
         "train": train_summary,
         "wall_minutes": round((time.time() - clock.first_demo) / 60.0, 2),
     }
@@ -1414,6 +1444,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--seed", type=int, default=42, help="train, loop: train_rlpd.py's --seed (default its 42); loop, evaluate: "
         "also chooses the evaluations' episodes"
     )  # fmt: skip
+    parser.add_argument(
+        "--agent", default="", help='train, loop, evaluate: the agent\'s hyperparameters over the config\'s, as JSON '
+        '(this repository\'s experiments: state_agent.configure), e.g. \'{"target_entropy": -6}\''
+    )  # fmt: skip
     parser.add_argument("--wandb", action="store_true", help="train: log to wandb (default --debug: no wandb login)")
     parser.add_argument(
         "--random-encoder-weights",
@@ -1439,6 +1473,13 @@ def run_step(args: argparse.Namespace) -> int:
     directory = (args.dir or ROOT / "runs" / args.task).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     exp = load_experiment(hil_serl, args.task, directory, args.step)
+    exp.agent = args.agent
+    try:
+        if not isinstance(json.loads(args.agent or "{}"), dict):
+            raise ValueError("not an object")
+    except ValueError as exc:
+        say(f"\033[1;31mstopped:\033[0m --agent {args.agent!r} is no JSON object of hyperparameters ({exc})")
+        return 2
     say(f"experiment directory {directory} (HIL-SERL's scripts run there); this step's logs: {exp.logs}")
     code, status = 0, "done"
     with Parts() as parts:

@@ -51,10 +51,10 @@ def _no_leftovers():
 class Runner:
     """scripts/hil_serl.py as a user runs it, its output kept, its descendants watched."""
 
-    def __init__(self, directory: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, directory: Path, *args: str, env: dict[str, str] | None = None, task: str = TASK) -> None:
         STARTED.append(self)
         self.popen = subprocess.Popen(
-            [sys.executable, str(RUNNER), TASK, *args, "--dir", str(directory)],
+            [sys.executable, str(RUNNER), task, *args, "--dir", str(directory)],
             cwd=ROOT,
             env={**os.environ, **other_domain(), **(env or {})},
             stdout=subprocess.PIPE,

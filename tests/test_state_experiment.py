@@ -8,7 +8,8 @@ in its environment against a launched ram_insertion world without cameras (real 
   state encoder by state_agent.install), takes a few updates on a tiny buffer of those real transitions, built
   as train_rlpd.py builds its buffers, sampled as its learner samples them.
 - The evaluation (scripts/hil_serl.py ram_insertion_state evaluate, on the running world) scores the scripted
-  expert as the policy 100 % and a zero policy 0 %, by the ground truth.
+  expert as the policy 100 % and a zero policy 0 %, by the ground truth; and a checkpoint of that agent, saved
+  after a few hundred learner steps, is restored and acts alone, each episode scored by the ground truth.
 - A stick moved in the hand is put back at the next reset, and counted.
 """
 
@@ -62,11 +63,13 @@ for _ in range(12):
 report["rewards"] = rewards
 iterators = [b.get_iterator(sample_args={"batch_size": 4, "pack_obs_and_next_obs": True}) for b in buffers]
 before = [np.asarray(x).copy() for x in jax.tree_util.tree_leaves(agent.state.params)]
-for _ in range(3):
+for _ in range(300):  # train_rlpd.py's learner step: a critic update, then critic, actor and temperature
     batch = concat_batches(next(iterators[0]), next(iterators[1]), axis=0)
     agent, _ = agent.update(batch, networks_to_update=frozenset({"critic"}))
     batch = concat_batches(next(iterators[0]), next(iterators[1]), axis=0)
     agent, update = agent.update(batch, networks_to_update=frozenset({"critic", "actor", "temperature"}))
+from flax.training import checkpoints
+checkpoints.save_checkpoint(sys.argv[2], agent.state, step=300, keep=1)  # as train_rlpd.py's learner saves them
 after = [np.asarray(x) for x in jax.tree_util.tree_leaves(agent.state.params)]
 report["changed"] = sum(not np.array_equal(a, b) for a, b in zip(before, after)) / len(after)
 report["finite"] = all(np.isfinite(a).all() for a in after)
@@ -84,11 +87,15 @@ print("@@ " + json.dumps(report), flush=True)
 
 
 @hil_serl.may_build
-def test_the_state_config_builds_its_env_and_hil_serls_agent_learns_from_its_transitions():
+def test_the_state_config_builds_its_env_and_hil_serls_agent_learns_from_its_transitions(tmp_path):
+    saved = tmp_path / "first_run"
     with task_world("ram_insertion", NO_CAMERAS) as (clients, _):
         url = clients[""].url
-        code, output = hil_serl.run(["-c", ENV_AND_AGENT, str(OWN)], env=hil_serl.sim_devices([url]), timeout=240)
-    assert code == 0, output
+        code, output = hil_serl.run(["-c", ENV_AND_AGENT, str(OWN), str(saved)], env=hil_serl.sim_devices([url]),
+                                    timeout=300)  # fmt: skip
+        assert code == 0, output
+        flags = ("--checkpoint-path", str(saved), "--eval-steps", "300", "--episodes", "2", "--dir", str(tmp_path))
+        evaluated = runner(url, "evaluate", "--policy", "checkpoint", *flags, timeout=300)
     report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
     assert report["keys"] == ["state"] and report["state"] == [1, 18] and report["space"] == [1, 18]
     assert report["action"] == [6]
@@ -102,6 +109,14 @@ def test_the_state_config_builds_its_env_and_hil_serls_agent_learns_from_its_tra
     # dropped: put back in the hand, counted; back within the 1.5 mm that counts as not moved (GroundTruth.moved_m:
     # the hand's and the objects' readings are not of one instant, 1.04 mm read once in a full run)
     assert report["replaced"] == 1 and report["back_mm"] < 1.5, report
+    # the checkpoint restored, acting alone, scored by the ground truth
+    (run,) = evaluated["evaluation"]
+    assert run["step"] == 300 and len(run["episodes"]) == 2, run
+    for episode in run["episodes"]:
+        assert isinstance(episode["success"], bool) and 1 <= episode["steps"] <= 100, episode
+        assert "ram is" in episode["detail"] and len(episode["start"]) == 6, episode
+    output = json.loads(Path(evaluated["outputs"][0]).read_text())
+    assert "SpacemouseIntervention" not in output["wrappers"] and output["experts_running"] == [], output
 
 
 def runner(url: str, *args: str, timeout: float) -> dict:

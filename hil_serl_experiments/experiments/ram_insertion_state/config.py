@@ -14,6 +14,7 @@ consequence of having no images:
   step's start, and what runs after its sleep, 15-20 ms beside a learner on 2 cores, would come on top).
 """
 
+import state_agent
 from franka_env.envs.wrappers import GripperCloseEnv, SpacemouseIntervention
 from ground_truth import GroundTruth, TargetFrame, server_url
 from serl_launcher.wrappers.chunking import ChunkingWrapper
@@ -43,6 +44,10 @@ class TrainConfig(RAMInsertionTrainConfig):
     checkpoint_period = 2000  # learner steps (ram_insertion: 5000, at about 1 step/s with images on a GPU)
     buffer_period = 1000
     steps_per_update = 50
+    agent_kwargs: dict = {}  # the agent's hyperparameters beyond make_sac_pixel_agent's (state_agent.configure)
+
+    def __init__(self) -> None:
+        state_agent.configure(**self.agent_kwargs)
 
     def get_environment(self, fake_env=False, save_video=False, classifier=False, intervention=True):
         """HIL-SERL's signature; `classifier` is ignored (the ground truth rewards), `intervention=False` leaves

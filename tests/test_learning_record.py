@@ -1,0 +1,77 @@
+"""scripts/learning_record.py, in process: the figures a learning loop's record states (its intervals, the checkpoint
+it names, its training clock). The loop itself runs end to end in tests/test_learning_loop.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+import learning_record as lr  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("successes", "n", "low", "high"),
+    # Clopper-Pearson 95 % intervals (scipy.stats.binomtest(k, n).proportion_ci(method="exact"))
+    [
+        (19, 20, 0.7513, 0.9987),
+        (45, 50, 0.7819, 0.9667),
+        (0, 10, 0.0, 0.3085),
+        (10, 10, 0.6915, 1.0),
+        (1, 2, 0.0126, 0.9874),
+    ],
+)
+def test_the_interval_is_clopper_pearsons(successes, n, low, high):
+    got = lr.interval(successes, n)
+    assert got == pytest.approx((low, high), abs=2e-4)
+
+
+def test_the_named_checkpoint_is_the_best_on_selection_episodes_the_latest_of_equals():
+    def checkpoint(step: int, wins: int, n: int = 10) -> dict:
+        return {"step": step, "episodes": [{"success": i < wins} for i in range(n)]}
+
+    assert lr.choose([checkpoint(2000, 3), checkpoint(4000, 9), checkpoint(6000, 7)])["step"] == 4000
+    assert lr.choose([checkpoint(2000, 9), checkpoint(4000, 10), checkpoint(6000, 10)])["step"] == 6000
+    assert lr.choose([]) is None
+
+
+def test_the_training_clock_leaves_out_the_pauses():
+    clock = lr.Clock(first_demo=1000.0)
+    clock.pauses = [(1060.0, 1120.0), (1300.0, 1330.0)]  # a minute, then half a minute of evaluation
+    assert clock.minutes(1060.0) == pytest.approx(1.0)
+    assert clock.minutes(1090.0) == pytest.approx(1.0)  # within a pause the clock stands
+    assert clock.minutes(1180.0) == pytest.approx(2.0)
+    assert clock.minutes(1400.0) == pytest.approx(400 / 60 - 1.5)
+
+
+def test_the_training_bins_count_interventions_and_the_policys_own_successes():
+    clock = lr.Clock(first_demo=0.0)
+    records = [
+        {
+            "time": 30.0,
+            "environment/episode/l": 40,
+            "environment/episode/intervention_steps": 20,
+            "environment/succeed": 1,
+        },
+        {
+            "time": 90.0,
+            "environment/episode/l": 30,
+            "environment/episode/intervention_steps": 0,
+            "environment/succeed": 1,
+        },
+        {"time": 100.0, "step": 500, "actor/temperature": 0.01, "actor/entropy": -3.0, "critic/predicted_qs": 0.5},
+        {
+            "time": 400.0,
+            "environment/episode/l": 100,
+            "environment/episode/intervention_steps": 0,
+            "environment/succeed": 0,
+        },
+    ]
+    first, second = lr.training_bins(records, clock, width=5.0)
+    assert first["minutes"] == [0.0, 5.0] and first["episodes"] == 2 and first["env_steps"] == 70
+    assert first["intervention_rate"] == pytest.approx(20 / 70, abs=1e-4) and first["policy_alone_successes"] == 1
+    assert first["temperature"] == 0.01 and first["learner_step"] == 500
+    assert second["minutes"] == [5.0, 10.0] and second["policy_alone_successes"] == 0

@@ -12,6 +12,13 @@ directory (runs/TASK/ by default, where the script finds what the steps before i
     demos       record_demos.py            -> demo_data/*.pkl        (needs classifier_ckpt/)
     train       train_rlpd.py --learner, then --actor -> first_run/  (needs classifier_ckpt/, demo_data/)
 
+and, for this repository's experiments (hil_serl_experiments/: reward from the simulator's ground truth, no
+classifier):
+
+    evaluate    the policy alone (--policy checkpoint|expert|zero), scored by the ground truth -> logs/.../
+    loop        demos, then train with evaluations while training, a named checkpoint confirmed on fresh
+                episodes, the learning curve -> logs/loop-*/loop.json, learning_curve.png
+
 A step starts the task's world (make sim ARGS="task:=TASK") unless one answers at the config's SERVER_URL,
 and the scripted expert (clients/scripted_expert) unless --expert person (then: the teleop page). It shows
 progress, says where the outputs went, and stops every process it started when the step ends, on Ctrl-C or
@@ -113,6 +120,12 @@ def server_urls(source: str) -> list[str]:
     return re.findall(r'SERVER_URL(?:\s*:\s*str)?\s*=\s*"([^"]+)"', source)
 
 
+def known_tasks(hil_serl: Path) -> list[str]:
+    """The experiments a step can run: HIL-SERL's examples/experiments/*/ and this repository's, with a config."""
+    found = [p.parent.name for p in (hil_serl / "examples" / "experiments").glob("*/config.py")]
+    return sorted(found) + sorted(p.parent.name for p in (OWN_EXPERIMENTS / "experiments").glob("*/config.py"))
+
+
 def load_experiment(hil_serl: Path, task: str, directory: Path, step: str) -> Experiment:
     logs = directory / "logs" / f"{step}-{datetime.now():%Y%m%d-%H%M%S}"
     own = OWN_EXPERIMENTS / "experiments" / task / "config.py"
@@ -120,8 +133,7 @@ def load_experiment(hil_serl: Path, task: str, directory: Path, step: str) -> Ex
         return own_experiment(hil_serl, task, own.read_text(), directory, logs)
     config = hil_serl / "examples" / "experiments" / task / "config.py"
     if not config.is_file():
-        known = sorted(p.parent.name for p in (hil_serl / "examples" / "experiments").glob("*/config.py"))
-        known += sorted(p.parent.name for p in (OWN_EXPERIMENTS / "experiments").glob("*/config.py"))
+        known = known_tasks(hil_serl)
         raise StepFailed(f"no experiment {task!r} in {hil_serl}/examples/experiments nor {OWN_EXPERIMENTS} "
                          f"(there: {', '.join(known)})", 2)  # fmt: skip
     text = config.read_text()
@@ -1241,9 +1253,9 @@ def actor_pace(log: str) -> dict:
     if not found:
         return {}
     resets, rate, p50, p99, reset, parts = found[-1]
+    parts_ms = {k.strip(): float(v) for k, v in re.findall(r"([^,]+?) ([\d.]+)(?:,|$)", parts)}
     return {"resets": int(resets), "env_steps_per_s": float(rate), "period_p50_ms": int(p50),
-            "period_p99_ms": int(p99), "reset_p50_s": float(reset),
-            "parts_p50_ms": {k.strip(): float(v) for k, v in re.findall(r"([^,]+?) ([\d.]+)(?:,|$)", parts)}}  # fmt: skip
+            "period_p99_ms": int(p99), "reset_p50_s": float(reset), "parts_p50_ms": parts_ms}  # fmt: skip
 
 
 def step_loop(run: Run) -> None:
@@ -1375,12 +1387,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     doc = __doc__.split("\n\n")
     parser = argparse.ArgumentParser(
         prog="scripts/hil_serl.py",
-        description="\n\n".join(doc[1:4]),
-        epilog='A new user: make sim ARGS="task:=ram_insertion" in one terminal, then in another, one step after '
-        "the other: make experiment TASK=ram_insertion STEP=successes (then classifier, demos, train).",
+        description="\n\n".join(doc[1:6]),
+        epilog="A new user: make experiment TASK=ram_insertion_state STEP=loop (HIL-SERL learning on this CPU, about "
+        'an hour); or make sim ARGS="task:=ram_insertion" in one terminal, then in another, one step after the other: '
+        "make experiment TASK=ram_insertion STEP=successes (then classifier, demos, train).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("task", help="the experiment: ram_insertion, usb_pickup_insertion, object_handover, egg_flip")
+    checkout = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")
+    tasks = ", ".join(known_tasks(checkout)) or "(none found: no HIL-SERL checkout at the default path)"
+    parser.add_argument("task", help=f"the experiment: {tasks}")
     parser.add_argument("step", choices=STEPS, help="the step (above)")
     parser.add_argument("--dir", type=Path, help="the experiment directory (default runs/TASK/ in this repository)")
     parser.add_argument(
@@ -1455,7 +1470,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="where SERL's ResNet-10 cannot be downloaded: go on with random encoder weights (from a "
         "private HOME, this step only; every result labelled)",
     )
-    checkout = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")
     parser.add_argument(
         "--hil-serl-dir",
         type=Path,

@@ -1,0 +1,29 @@
+"""`scripts/hil_serl.py --help` names every step and every experiment the runner accepts (fast: no world, no
+HIL-SERL environment needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))  # for the runner's learning_record
+# loaded under a name of its own: tests/hil_serl.py is the tests' module of that name
+_spec = importlib.util.spec_from_file_location("hil_serl_runner", ROOT / "scripts" / "hil_serl.py")
+hil_serl = sys.modules["hil_serl_runner"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hil_serl)
+
+
+def test_help_names_every_step_and_every_task():
+    shown = subprocess.run([sys.executable, str(ROOT / "scripts" / "hil_serl.py"), "--help"], capture_output=True,
+                           text=True, check=True).stdout  # fmt: skip
+    flat = " ".join(shown.split())
+    for step in hil_serl.STEPS:
+        assert f"\n    {step} " in shown or f"{{{step}," in flat or f",{step}}}" in flat, step
+        assert f"    {step}" in shown, f"step {step} is not described"
+    tasks = hil_serl.known_tasks(hil_serl.ROOT.parent / "shared" / "hil-serl")
+    assert {"ram_insertion", "usb_pickup_insertion", "object_handover", "egg_flip", "ram_insertion_state"} <= set(tasks)
+    for task in tasks:
+        assert task in flat, task

@@ -14,6 +14,11 @@ in rad, at the first observation). Policies:
 - expert: the scripted expert's action each step (what it would send through the SpaceMouse), as a policy;
 - zero: no motion.
 Prints a line per episode and per policy, and writes the results as JSON (--out).
+
+With `--serve` it evaluates on command: one JSON object a line on standard input, {"steps", "episodes", "seed",
+"argmax", "out"} (each as the options of that name), answered by "[evaluate] done OUT" once OUT is written, until
+standard input closes. The env and the agent are made once (the loop of scripts/hil_serl.py keeps one evaluator
+through a run: each evaluation then costs its episodes only, not the 20 s of imports, env and compilation).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -47,6 +53,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--expert_task", default="ram_insertion", help="expert: its task (scripted_expert --task)")
     parser.add_argument("--seed", type=int, default=0, help="the random resets' and the policy's samples' seed")
     parser.add_argument("--out", type=Path, help="the results as JSON")
+    parser.add_argument("--serve", action="store_true", help="evaluate on commands from standard input (above)")
     return parser.parse_args()
 
 
@@ -65,27 +72,33 @@ def checkpoint_steps(path: Path, which: str) -> list[int]:
     return steps
 
 
-def checkpoint_policy(config, env, path: Path, step: int, argmax: bool, seed: int):
-    """HIL-SERL's agent (train_rlpd.py's factory and arguments), restored from the checkpoint of `step`."""
-    from serl_launcher.utils import launcher
+class CheckpointPolicy:
+    """HIL-SERL's agent as train_rlpd.py builds it (its factory and arguments), made once; each checkpoint restored
+    into it (same shapes: no recompilation)."""
 
-    agent = launcher.make_sac_pixel_agent(
-        seed=seed,
-        sample_obs=env.observation_space.sample(),
-        sample_action=env.action_space.sample(),
-        image_keys=config.image_keys,
-        encoder_type=config.encoder_type,
-        discount=config.discount,
-    )
-    agent = agent.replace(state=checkpoints.restore_checkpoint(str(path.resolve()), agent.state, step=step))
-    rng = jax.random.PRNGKey(seed)
+    def __init__(self, config, env, seed: int) -> None:
+        from serl_launcher.utils import launcher
 
-    def act(observation):
-        nonlocal rng
-        rng, key = jax.random.split(rng)
-        return np.asarray(jax.device_get(agent.sample_actions(observations=observation, seed=key, argmax=argmax)))
+        self.agent = launcher.make_sac_pixel_agent(
+            seed=seed,
+            sample_obs=env.observation_space.sample(),
+            sample_action=env.action_space.sample(),
+            image_keys=config.image_keys,
+            encoder_type=config.encoder_type,
+            discount=config.discount,
+        )
 
-    return act
+    def at(self, path: Path, step: int, argmax: bool, seed: int):
+        """The policy of the checkpoint of `step`: its samples (or its mode) from `seed`."""
+        state = checkpoints.restore_checkpoint(str(path.resolve()), self.agent.state, step=step)
+        agent, rng = self.agent.replace(state=state), jax.random.PRNGKey(seed)
+
+        def act(observation):
+            nonlocal rng
+            rng, key = jax.random.split(rng)
+            return np.asarray(jax.device_get(agent.sample_actions(observations=observation, seed=key, argmax=argmax)))
+
+        return act
 
 
 def expert_policy(task: str):
@@ -159,36 +172,61 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
     return {"policy": name, "success_rate": rate, "episodes": results, "pace": period.pace() if period else {}}
 
 
+class Evaluator:
+    """The experiment's env without a SpaceMouse (checked), and the policy to evaluate on it."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        state_agent.install()
+        self.config = CONFIG_MAPPING[args.exp_name]()
+        self.env = self.config.get_environment(fake_env=False, save_video=False, classifier=True, intervention=False)
+        self.wrappers = chain(self.env)
+        print(f"[evaluate] the env: {' > '.join(self.wrappers)}", flush=True)
+        if any(w in ("SpacemouseIntervention", "DualSpacemouseIntervention") for w in self.wrappers):
+            raise SystemExit("the evaluation's env reads a SpaceMouse: it would not be the policy alone")
+        self.policy = CheckpointPolicy(self.config, self.env, args.seed) if args.policy == "checkpoint" else None
+
+    def run(self, steps: str, episodes: int, seed: int, argmax: bool, out: Path | None) -> dict:
+        args, truth = self.args, wrapper_of(self.env, "GroundTruth")
+        experts, replaced, runs = experts_running(), truth.replaced, []
+        print(f"[evaluate] scripted experts running: {len(experts)}", flush=True)
+        results = {"exp_name": args.exp_name, "argmax": argmax, "seed": seed, "runs": runs,
+                   "wrappers": self.wrappers, "experts_running": experts}  # fmt: skip
+        if self.policy is not None:
+            if args.checkpoint_path is None:
+                raise SystemExit("--policy=checkpoint needs --checkpoint_path")
+            for step in checkpoint_steps(args.checkpoint_path, steps):
+                np.random.seed(seed)  # the same episodes for each checkpoint of this evaluation
+                act = self.policy.at(args.checkpoint_path, step, argmax, seed)
+                runs.append({"step": step, **evaluate(self.env, act, episodes, f"checkpoint_{step}")})
+                if out:  # as it goes: an evaluation stopped early keeps what it measured
+                    out.write_text(json.dumps(results, indent=1) + "\n")
+        else:
+            np.random.seed(seed)
+            act = expert_policy(args.expert_task) if args.policy == "expert" else (lambda observation: np.zeros(6))
+            runs.append(evaluate(self.env, act, episodes, args.policy))
+        results["replaced"] = truth.replaced - replaced
+        print(f"[evaluate] the held object was put back in the hand {results['replaced']} time(s)", flush=True)
+        if out:
+            out.write_text(json.dumps(results, indent=1) + "\n")
+        return results
+
+
 def main() -> None:
     args = parse()
-    state_agent.install()
-    config = CONFIG_MAPPING[args.exp_name]()
-    env = config.get_environment(fake_env=False, save_video=False, classifier=True, intervention=False)
-    wrappers, experts = chain(env), experts_running()
-    print(f"[evaluate] the env: {' > '.join(wrappers)}; scripted experts running: {len(experts)}", flush=True)
-    if any(w in ("SpacemouseIntervention", "DualSpacemouseIntervention") for w in wrappers):
-        raise SystemExit("the evaluation's env reads a SpaceMouse: it would not be the policy alone")
-    runs = []
-    if args.policy == "checkpoint":
-        if args.checkpoint_path is None:
-            raise SystemExit("--policy=checkpoint needs --checkpoint_path")
-        for step in checkpoint_steps(args.checkpoint_path, args.steps):
-            np.random.seed(args.seed)  # the same episodes for each checkpoint of this evaluation
-            act = checkpoint_policy(config, env, args.checkpoint_path, step, args.argmax, args.seed)
-            runs.append({"step": step, **evaluate(env, act, args.episodes, f"checkpoint_{step}")})
-            if args.out:  # as it goes: an evaluation stopped early keeps what it measured
-                partial = {"exp_name": args.exp_name, "argmax": args.argmax, "runs": runs}
-                args.out.write_text(json.dumps(partial, indent=1) + "\n")
-    else:
-        np.random.seed(args.seed)
-        act = expert_policy(args.expert_task) if args.policy == "expert" else (lambda observation: np.zeros(6))
-        runs.append(evaluate(env, act, args.episodes, args.policy))
-    replaced = wrapper_of(env, "GroundTruth").replaced
-    print(f"[evaluate] the held object was put back in the hand {replaced} time(s)", flush=True)
-    if args.out:
-        results = {"exp_name": args.exp_name, "argmax": args.argmax, "seed": args.seed, "runs": runs}
-        results.update(replaced=replaced, wrappers=wrappers, experts_running=experts)
-        args.out.write_text(json.dumps(results, indent=1) + "\n")
+    evaluator = Evaluator(args)
+    if not args.serve:
+        evaluator.run(args.steps, args.episodes, args.seed, args.argmax, args.out)
+        return
+    print("[evaluate] ready", flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        command = json.loads(line)
+        out = Path(command["out"])
+        evaluator.run(str(command.get("steps", "latest")), int(command.get("episodes", args.episodes)),
+                      int(command.get("seed", args.seed)), bool(command.get("argmax", False)), out)  # fmt: skip
+        print(f"[evaluate] done {out}", flush=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ An experiment's config may change the agent's hyperparameters (train_rlpd.py pas
 seed, observation, action, image keys, encoder and discount): its TrainConfig calls `configure(...)` when it is
 made (train_rlpd.py and evaluate.py make exactly one), with make_sac_pixel_agent's `target_entropy` and, for the
 state agent, `temperature_init` and SACAgent.create's own arguments; every value is said once at the agent's
-creation. $HIL_SERL_AGENT (JSON, `scripts/hil_serl.py --agent`) overrides them for one run (an ablation).
+creation. $HIL_SERL_AGENT (JSON, `scripts/hil_serl.py --agent`) overrides them for one run (an ablation), as
+$HIL_SERL_TRAIN_CONFIG (`--train-config`) overrides the TrainConfig's own attributes (checkpoint_period,
+batch_size, cta_ratio, ...: `override`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,18 @@ from serl_launcher.utils import launcher
 
 STATE_KEYS = ("state",)
 AGENT_KWARGS: dict = {}  # the experiment's hyperparameters (configure), given to the factories
+
+
+def override(config) -> None:
+    """The TrainConfig's attributes that $HIL_SERL_TRAIN_CONFIG (JSON) sets for this run; an unknown one is refused."""
+    values = json.loads(os.environ.get("HIL_SERL_TRAIN_CONFIG") or "{}")
+    unknown = sorted(k for k in values if not hasattr(config, k))
+    if unknown:
+        raise ValueError(f"$HIL_SERL_TRAIN_CONFIG: {type(config).__name__} has no {', '.join(unknown)}")
+    for key, value in values.items():
+        setattr(config, key, value)
+    if values:
+        print(f"[state agent] this run's TrainConfig values: {values}", flush=True)
 
 
 def configure(**kwargs) -> None:

@@ -104,6 +104,7 @@ class Experiment:
     world_args: tuple[str, ...] = ()  # its launch arguments beyond task:=
     own: bool = False  # one of this repository's experiments (hil_serl_experiments/): launch.py runs the scripts
     agent: str = ""  # --agent: hyperparameters over the config's (JSON; $HIL_SERL_AGENT of its scripts)
+    train_config: str = ""  # --train-config: TrainConfig attributes over the config's (JSON; $HIL_SERL_TRAIN_CONFIG)
 
     def __post_init__(self) -> None:
         self.world = self.world or self.task
@@ -309,6 +310,8 @@ def hil_serl_env(exp: Experiment, extra: dict[str, str] | None = None) -> dict[s
     env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
     if exp.agent:
         env["HIL_SERL_AGENT"] = exp.agent
+    if exp.train_config:
+        env["HIL_SERL_TRAIN_CONFIG"] = exp.train_config
     env.update(
         FRANKA_SIM_URL=exp.servers[0].rstrip("/"),
         FRANKA_SIM_CAMERAS="1",
@@ -1058,39 +1061,59 @@ EVALUATED = re.compile(r"\[evaluate\] (\S+) episode (\d+): .*?\((\d+)/(\d+)\)")
 RATE = re.compile(r"\[evaluate\] (\S+): success rate ([\d.]+) \((\d+)/(\d+)\)")
 
 
-def evaluate(
-    run: Run, path: Path, steps: str, out: Path, episodes: int, seed: int = 0, argmax: bool = False, name: str = ""
-) -> list[dict]:
-    """hil_serl_experiments/evaluate.py: the policy alone from the experiment's reset, scored by the ground truth;
-    `seed` chooses the episodes (the random resets) and the policy's samples."""
-    exp, args = run.exp, run.args
-    world(exp, run.parts)
-    flags = [f"--exp_name={exp.task}", f"--policy={args.policy}", f"--episodes={episodes}", f"--seed={seed}"]
-    flags += [f"--out={out}"]
-    flags += [f"--checkpoint_path={path}", f"--steps={steps}"] if args.policy == "checkpoint" else []
-    flags += ["--argmax"] if argmax and args.policy == "checkpoint" else []
-    flags += [f"--expert_task={exp.world}"] if args.policy == "expert" else []
-    shown: dict[str, str] = {}
+class Evaluator:
+    """hil_serl_experiments/evaluate.py --serve: the policy alone from the experiment's reset, scored by the ground
+    truth; one process for a step's evaluations (its env and agent made once), a command per evaluation."""
 
-    def record(part: Part, text: str) -> None:
+    def __init__(self, run: Run, path: Path) -> None:
+        self.run, self.shown, self.done = run, {}, set()
+        exp, args = run.exp, run.args
+        world(exp, run.parts)
+        flags = [f"--exp_name={exp.task}", f"--policy={args.policy}", f"--seed={args.seed}", "--serve"]
+        flags += [f"--checkpoint_path={path}"] if args.policy == "checkpoint" else []
+        flags += [f"--expert_task={exp.world}"] if args.policy == "expert" else []
+        argv = [str(VENV_PYTHON), str(OWN_EXPERIMENTS / "evaluate.py"), *flags]
+        self.part = run.parts.add(Part("evaluate", argv, exp.logs, hil_serl_env(exp), on_record=self._record))
+        say(f"the evaluator: hil_serl_experiments/evaluate.py {' '.join(flags)} (log {self.part.log_path})")
+        run.watch(lambda: self._answered("ready"), lambda: "the evaluator starts (its env, the agent, JAX)", 30.0)
+
+    def _record(self, part: Part, text: str) -> None:
         if match := EVALUATED.search(text):
-            shown["now"] = f"evaluating {match[1]}{name}: {match[3]} successes in {match[4]} episodes"
-        elif match := RATE.search(text):
-            shown[match[1]] = f"{match[1]}: {match[3]}/{match[4]}"
+            self.shown["now"] = f"evaluating {match[1]}{self.shown.get('name', '')}: {match[3]} successes in {match[4]}"
+        elif text.startswith("[evaluate] done "):
+            self.done.add(text.removeprefix("[evaluate] done ").strip())
+        elif text.strip() == "[evaluate] ready":
+            self.done.add("ready")
 
-    argv = [str(VENV_PYTHON), str(OWN_EXPERIMENTS / "evaluate.py"), *flags]
-    part = run.parts.add(Part("evaluate", argv, exp.logs, hil_serl_env(exp), on_record=record))
-    run.parts.expected_exit.add(part.name)
-    say(f"evaluating{name}: hil_serl_experiments/evaluate.py {' '.join(flags)} (log {part.log_path})")
-    run.watch(lambda: not part.alive(), lambda: shown.get("now", "evaluation starts (JAX compiles)"), 30.0)
-    run.parts.parts.remove(part)
-    if part.popen.wait() != 0 or not out.is_file():
-        raise StepFailed(f"the evaluation ended with {part.popen.returncode}; its last lines:\n{part.last_lines()}")
-    runs = json.loads(out.read_text())["runs"]
-    shown_runs = [f"{r.get('step', r['policy'])}: {sum(e['success'] for e in r['episodes'])}/{len(r['episodes'])}"
-                  for r in runs]  # fmt: skip
-    run.result(f"evaluated{name} (the policy alone{', its mode' if argmax else ''}): {'; '.join(shown_runs)}")
-    return runs
+    def _answered(self, key: str) -> bool:
+        if not self.part.alive():
+            self.part.reader.join(timeout=2.0)
+            raise StepFailed(f"the evaluator ended ({self.part.popen.returncode}); its last lines:\n"
+                             f"{self.part.last_lines()}")  # fmt: skip
+        return key in self.done
+
+    def __call__(self, steps: str, out: Path, episodes: int, seed: int, argmax: bool = False, name: str = "") -> list:
+        """The checkpoints of `steps` on `episodes` episodes chosen by `seed` (their results; written to `out`)."""
+        command = {"steps": steps, "episodes": episodes, "seed": seed, "argmax": argmax, "out": str(out)}
+        self.shown.update(name=name, now=f"evaluating{name}: starts")
+        say(f"evaluating{name}: {json.dumps(command)}")
+        self.part.answer(json.dumps(command))
+        self.run.watch(lambda: self._answered(str(out)), lambda: self.shown["now"], 30.0)
+        runs = json.loads(out.read_text())["runs"]
+        shown = [f"{r.get('step', r['policy'])}: {sum(e['success'] for e in r['episodes'])}/{len(r['episodes'])}"
+                 for r in runs]  # fmt: skip
+        self.run.result(f"evaluated{name} (the policy alone{', its mode' if argmax else ''}): {'; '.join(shown)}")
+        return runs
+
+    def close(self) -> None:
+        """No more commands: it ends by itself (stopped after 10 s)."""
+        self.run.parts.expected_exit.add(self.part.name)
+        with contextlib.suppress(OSError):
+            self.part.popen.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.part.popen.wait(timeout=10.0)
+        self.part.stop()
+        self.run.parts.parts.remove(self.part)
 
 
 def step_evaluate(run: Run) -> None:
@@ -1098,7 +1121,9 @@ def step_evaluate(run: Run) -> None:
     args = run.args
     path = run.exp.directory / args.checkpoint_path
     out = run.exp.logs / "evaluation.json"
-    runs = evaluate(run, path, args.eval_steps, out, args.episodes, args.seed, args.argmax)
+    evaluator = Evaluator(run, path)
+    runs = evaluator(args.eval_steps, out, args.episodes, args.seed, args.argmax)
+    evaluator.close()
     run.summary.update(evaluation=runs, outputs=[run.rel(out)])
 
 
@@ -1157,6 +1182,7 @@ class Loop:
     checkpoints: list[dict] = field(default_factory=list)  # selection evaluations
     confirmations: list[dict] = field(default_factory=list)  # fresh evaluations
     stop: bool = False
+    _evaluator: Evaluator | None = None
 
     def watch(self, env_steps: int) -> None:
         """Note each new checkpoint: its training minute and the actor's env steps when it appeared."""
@@ -1165,12 +1191,23 @@ class Loop:
             if suffix.isdigit() and (step := int(suffix)) not in self.found:
                 self.found[step] = {"step": step, "minutes": round(self.clock.minutes(), 2), "env_steps": env_steps}
 
+    def evaluator(self) -> Evaluator:
+        """The loop's evaluator, started at its first evaluation (in a pause: its start-up is not training time)."""
+        if self._evaluator is None:
+            self._evaluator = Evaluator(self.run, self.path)
+        return self._evaluator
+
+    def close(self) -> None:
+        if self._evaluator is not None:
+            self._evaluator.close()
+            self._evaluator = None
+
     def select(self, step: int) -> dict:
         """`step` on --select-episodes selection episodes (each evaluation its own seed)."""
         args, index = self.run.args, len(self.checkpoints)
         seed = seed_of(self.run, "selection", index)
         out = self.run.exp.logs / f"select-{index:02d}-{step}.json"
-        (result,) = evaluate(self.run, self.path, str(step), out, args.select_episodes, seed, name=" (selection)")
+        (result,) = self.evaluator()(str(step), out, args.select_episodes, seed, name=" (selection)")
         entry = {**self.found[step], "seed": seed, **learning_record.rate(result["episodes"]),
                  "episodes": result["episodes"]}  # fmt: skip
         self.checkpoints.append(entry)
@@ -1183,7 +1220,7 @@ class Loop:
         seed = seed_of(self.run, kind, index)
         out = self.run.exp.logs / f"{kind}-{index:02d}-{step}.json"
         n = episodes or args.fresh_episodes
-        (result,) = evaluate(self.run, self.path, str(step), out, n, seed, argmax, name=f" ({kind} episodes)")
+        (result,) = self.evaluator()(str(step), out, n, seed, argmax, name=f" ({kind} episodes)")
         entry = {**self.found[step], "seed": seed, "argmax": argmax, **learning_record.rate(result["episodes"]),
                  "episodes": result["episodes"]}  # fmt: skip
         if not argmax:
@@ -1283,6 +1320,7 @@ def step_loop(run: Run) -> None:
         until=args.until,
         patience_s=args.patience,
         agent=json.loads(args.agent or "{}"),
+        train_config=json.loads(args.train_config or "{}"),
         select_episodes=args.select_episodes,
         fresh_episodes=args.fresh_episodes,
         eval_every_minutes=args.eval_every,
@@ -1328,6 +1366,7 @@ def step_loop(run: Run) -> None:
     fresh = loop.confirmed(named["step"]) or loop.confirm(named["step"])
     last_fresh = loop.confirmed(last) or loop.confirm(last)
     mode = loop.confirm(named["step"], argmax=True, episodes=args.mode_episodes) if args.mode_episodes else None
+    loop.close()
 
     def counted(entry: dict) -> dict:
         return {"episodes": len(entry["episodes"]), **{k: entry[k] for k in ("successes", "rate", "interval", "seed")}}
@@ -1463,6 +1502,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--agent", default="", help='train, loop, evaluate: the agent\'s hyperparameters over the config\'s, as JSON '
         '(this repository\'s experiments: state_agent.configure), e.g. \'{"target_entropy": -6}\''
     )  # fmt: skip
+    parser.add_argument(
+        "--train-config", default="", help="train, loop, evaluate: the TrainConfig's attributes over the config's, as "
+        'JSON (this repository\'s experiments), e.g. \'{"checkpoint_period": 1000}\''
+    )  # fmt: skip
     parser.add_argument("--wandb", action="store_true", help="train: log to wandb (default --debug: no wandb login)")
     parser.add_argument(
         "--random-encoder-weights",
@@ -1487,13 +1530,14 @@ def run_step(args: argparse.Namespace) -> int:
     directory = (args.dir or ROOT / "runs" / args.task).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     exp = load_experiment(hil_serl, args.task, directory, args.step)
-    exp.agent = args.agent
-    try:
-        if not isinstance(json.loads(args.agent or "{}"), dict):
-            raise ValueError("not an object")
-    except ValueError as exc:
-        say(f"\033[1;31mstopped:\033[0m --agent {args.agent!r} is no JSON object of hyperparameters ({exc})")
-        return 2
+    exp.agent, exp.train_config = args.agent, args.train_config
+    for flag, value in (("--agent", args.agent), ("--train-config", args.train_config)):
+        try:
+            if not isinstance(json.loads(value or "{}"), dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            say(f"\033[1;31mstopped:\033[0m {flag} {value!r} is no JSON object of names and values ({exc})")
+            return 2
     say(f"experiment directory {directory} (HIL-SERL's scripts run there); this step's logs: {exp.logs}")
     code, status = 0, "done"
     with Parts() as parts:

@@ -39,8 +39,9 @@ PATIENCE = 3.0
 @pytest.mark.timeout(900)
 def test_the_loop_evaluates_while_training_and_names_a_checkpoint_confirmed_on_fresh_episodes(tmp_path):
     url = f"http://127.0.0.2:{free_port()}"  # a world of the loop's own, beside any other
-    flags = ["loop", "--demos", "2", "--minutes", "2.2", "--eval-every", "0.8", "--select-episodes", "2",
-             "--fresh-episodes", "2", "--mode-episodes", "1", "--goal", "0", "--patience", str(PATIENCE)]  # fmt: skip
+    flags = ["loop", "--demos", "2", "--minutes", "2.5", "--eval-every", "0.7", "--select-episodes", "2",
+             "--fresh-episodes", "2", "--mode-episodes", "1", "--goal", "0.9", "--patience", str(PATIENCE),
+             "--train-config", '{"checkpoint_period": 200}']  # fmt: skip
     runner = Runner(tmp_path, *flags, env={"FRANKA_SIM_URL": url}, task="ram_insertion_state")
     assert runner.finish(840) == 0, runner.output
     assert runner.left_running() == []

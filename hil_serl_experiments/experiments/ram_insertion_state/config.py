@@ -47,6 +47,7 @@ class TrainConfig(RAMInsertionTrainConfig):
     agent_kwargs: dict = {}  # the agent's hyperparameters beyond make_sac_pixel_agent's (state_agent.configure)
 
     def __init__(self) -> None:
+        state_agent.override(self)
         state_agent.configure(**self.agent_kwargs)
 
     def get_environment(self, fake_env=False, save_video=False, classifier=False, intervention=True):

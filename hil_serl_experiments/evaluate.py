@@ -7,8 +7,8 @@ Each episode starts from the experiment's own reset (RAMEnv's random reset) and 
 built without SpacemouseIntervention, so nothing but the policy moves the arm, until the ground truth says success
 or the env ends the episode (MAX_EPISODE_LENGTH). `--seed` seeds the random resets (numpy's generator, which
 RAMEnv draws them from) and the policy's samples: an evaluation with another seed plays other episodes, each
-recorded with where it started (`start`: the hand's offset from TARGET_POSE, x, y, z in m and its rotation vector
-in rad, at the first observation). Policies:
+recorded with where it started (`start`: the hand's pose after the reset, x, y, z, qx, qy, qz, qw in the robot's
+base frame). Policies:
 - checkpoint: HIL-SERL's agent as train_rlpd.py builds it, restored from a learner checkpoint (each of --steps),
   actions sampled as train_rlpd.py's own evaluation does (--argmax: the distribution's mode);
 - expert: the scripted expert's action each step (what it would send through the SpaceMouse), as a policy;
@@ -36,10 +36,6 @@ import state_agent
 from experiments.mappings import CONFIG_MAPPING
 from flax.training import checkpoints
 from ground_truth import chain, wrapper_of
-
-# the state vector's tcp_pose (relative to TARGET_POSE: position, rotation vector), SERLObsWrapper's flattening in
-# gymnasium's sorted key order: tcp_force (3), tcp_pose (6), tcp_torque (3), tcp_vel (6)
-START = slice(3, 9)
 
 
 def parse() -> argparse.Namespace:
@@ -89,15 +85,20 @@ class CheckpointPolicy:
         )
 
     def at(self, path: Path, step: int, argmax: bool, seed: int):
-        """The policy of the checkpoint of `step`: its samples (or its mode) from `seed`."""
+        """The policy of the checkpoint of `step`: its samples (or its mode) from `seed`. Each step it also notes
+        how far the sample lies from the mode, per action dimension (`noise`: what the policy's spread costs)."""
         state = checkpoints.restore_checkpoint(str(path.resolve()), self.agent.state, step=step)
         agent, rng = self.agent.replace(state=state), jax.random.PRNGKey(seed)
 
         def act(observation):
             nonlocal rng
             rng, key = jax.random.split(rng)
-            return np.asarray(jax.device_get(agent.sample_actions(observations=observation, seed=key, argmax=argmax)))
+            sample = np.asarray(jax.device_get(agent.sample_actions(observations=observation, seed=key)))
+            mode = np.asarray(jax.device_get(agent.sample_actions(observations=observation, seed=key, argmax=True)))
+            act.noise.append(np.abs(sample - mode))
+            return mode if argmax else sample
 
+        act.noise = []
         return act
 
 
@@ -145,13 +146,14 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
     results = []
     for episode in range(episodes):
         observation, _ = env.reset()
-        start = [round(float(v), 5) for v in np.asarray(observation["state"]).reshape(-1)[START]]
+        start = [round(float(v), 5) for v in env.unwrapped.currpos]  # the hand's pose at the start, base frame
         started, steps, done, truncated, info = time.monotonic(), 0, False, False, {}
         while not (done or truncated):
             observation, _, done, truncated, info = env.step(act(observation))
             steps += 1
         success = bool(info.get("succeed"))
         where = truth.get("task")  # where the episode left the stick (GroundTruth's route to the simulator)
+        noise = getattr(act, "noise", [])
         results.append(
             {
                 "success": success,
@@ -160,6 +162,8 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
                 "seconds": round(time.monotonic() - started, 2),
                 "detail": where.get("detail", ""),
                 "values": where.get("values", {}),
+                # the mean |sample - mode| per action dimension over the episode's steps (action units)
+                **({"noise": [round(float(v), 4) for v in np.mean(noise[-steps:], axis=0)]} if noise else {}),
             }
         )
         wins = sum(r["success"] for r in results)

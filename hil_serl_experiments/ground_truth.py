@@ -1,11 +1,6 @@
-"""What a state-based experiment adds to HIL-SERL's env chain (runs in HIL-SERL's environment).
+"""What a state-based experiment adds to HIL-SERL's env chain from the simulator (runs in HIL-SERL's environment);
+what it observes: observation.py.
 
-- `TargetFrame`: the hand's pose relative to the config's TARGET_POSE. HIL-SERL's examples see the pose relative
-  to the episode's random start (RelativeFrame), and their wrist cameras locate the slot; without images that
-  pose says nothing of where the slot is. The pose relative to a fixed TARGET_POSE is the robot's own measured
-  pose in a fixed frame (no ground truth): position minus the target's, in the base frame (the actions' frame),
-  and the rotation from the target's as a rotation vector (continuous where the Euler angles of a hand pointing
-  down jump between +pi and -pi).
 - `GroundTruth`: the reward from the simulator's ground truth (`GET /task` success) instead of a classifier, and
   the person's part between episodes: where the held object has moved in the hand since the first reset (slid in
   the fingers after jams), `POST /task/reset` puts it back as a person would, counted and said. It also says
@@ -60,22 +55,6 @@ def pose_in(frame: np.ndarray, pose: np.ndarray) -> tuple[np.ndarray, Rotation]:
     """`pose` ([x, y, z, qx, qy, qz, qw]) in `frame` (same form): position and rotation."""
     rotation = Rotation.from_quat(frame[3:7])
     return rotation.inv().apply(pose[:3] - frame[:3]), rotation.inv() * Rotation.from_quat(pose[3:7])
-
-
-class TargetFrame(gym.ObservationWrapper):
-    """tcp_pose (7: xyz, quaternion) -> (6): position minus the target's, rotation vector from the target's."""
-
-    def __init__(self, env: gym.Env, target: np.ndarray) -> None:
-        super().__init__(env)
-        self.target_pos = np.asarray(target[:3], dtype=float)
-        self.target_rot = Rotation.from_euler("xyz", target[3:6])
-        self.observation_space["state"]["tcp_pose"] = gym.spaces.Box(-np.inf, np.inf, shape=(6,))
-
-    def observation(self, observation: dict) -> dict:
-        pose = observation["state"]["tcp_pose"]
-        turned = (self.target_rot.inv() * Rotation.from_quat(pose[3:7])).as_rotvec()
-        observation["state"]["tcp_pose"] = np.concatenate([pose[:3] - self.target_pos, turned])
-        return observation
 
 
 class GroundTruth(gym.Wrapper):

@@ -3,7 +3,8 @@ in its environment against a launched ram_insertion world without cameras (real 
 
 - Its config, as HIL-SERL's train_rlpd.py gets it (`experiments.mappings`), builds RAMEnv and its wrappers; a reset
   and steps give the observation HIL-SERL's agent takes ({"state": (1, 18)}: tcp_pose relative to TARGET_POSE,
-  tcp_vel, tcp_force, tcp_torque) and the 6-d action of GripperCloseEnv; the reward is the ground truth's.
+  tcp_vel, tcp_force, tcp_torque, in the task's units) and the 6-d action of GripperCloseEnv; the reward is the
+  ground truth's.
 - HIL-SERL's SACAgent, made by serl_launcher's make_sac_pixel_agent as train_rlpd.py calls it (routed to the
   state encoder by state_agent.install), takes a few updates on a tiny buffer of those real transitions, built
   as train_rlpd.py builds its buffers, sampled as its learner samples them.
@@ -99,10 +100,11 @@ def test_the_state_config_builds_its_env_and_hil_serls_agent_learns_from_its_tra
     report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
     assert report["keys"] == ["state"] and report["state"] == [1, 18] and report["space"] == [1, 18]
     assert report["action"] == [6]
-    # RAMEnv's random reset: within RANDOM_XY_RANGE (2 cm) of RESET_POSE, 5 cm above TARGET_POSE (the state is
-    # SERLObsWrapper's flattening of the keys in gymnasium's sorted order: tcp_force, tcp_pose, tcp_torque, tcp_vel)
+    # RAMEnv's random reset: within RANDOM_XY_RANGE (2 cm) of RESET_POSE, 5 cm above TARGET_POSE, in mm (the state
+    # is SERLObsWrapper's flattening of the keys in gymnasium's sorted order: tcp_force, tcp_pose, tcp_torque, tcp_vel;
+    # in the task's units: observation.TaskUnits)
     position = report["pose_at_reset"][:3]
-    assert abs(position[0]) < 0.025 and abs(position[1]) < 0.025 and 0.04 < position[2] < 0.06, position
+    assert abs(position[0]) < 25 and abs(position[1]) < 25 and 40 < position[2] < 60, position
     assert all(reward == 0 and not succeed for reward, succeed in report["rewards"])  # random motion seats nothing
     assert report["agent"] == "SACAgent" and report["finite"] and report["changed"] > 0.5, report
     assert len(report["policy_action"]) == 6 and all(abs(a) <= 1.0 for a in report["policy_action"])
@@ -114,7 +116,7 @@ def test_the_state_config_builds_its_env_and_hil_serls_agent_learns_from_its_tra
     assert run["step"] == 300 and len(run["episodes"]) == 2, run
     for episode in run["episodes"]:
         assert isinstance(episode["success"], bool) and 1 <= episode["steps"] <= 100, episode
-        assert "ram is" in episode["detail"] and len(episode["start"]) == 6, episode
+        assert "ram is" in episode["detail"] and len(episode["start"]) == 7, episode
     output = json.loads(Path(evaluated["outputs"][0]).read_text())
     assert "SpacemouseIntervention" not in output["wrappers"] and output["experts_running"] == [], output
 

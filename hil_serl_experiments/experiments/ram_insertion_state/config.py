@@ -4,8 +4,10 @@ The same RAMEnv, random reset, action scale, pose limits and compliance sets (it
 GripperCloseEnv and SpacemouseIntervention, HIL-SERL's SERLObsWrapper and ChunkingWrapper. What differs, each the
 consequence of having no images:
 - observations: tcp_pose, tcp_vel, tcp_force, tcp_torque (no images; no gripper_pose, the gripper is held closed);
-- tcp_pose relative to TARGET_POSE (ground_truth.TargetFrame) instead of to the episode's random start
+- tcp_pose relative to TARGET_POSE (observation.TargetFrame) instead of to the episode's random start
   (RelativeFrame), whose offset only the wrist images located; actions in the base frame, as FrankaEnv takes them;
+- each state value in units of what the task resolves, 1 mm, 0.01 rad, 1 cm/s, ... (observation.TaskUnits), not SI
+  units (`state_units`);
 - the reward is the simulator's ground truth (GET /task success), not a classifier on the images: this config's
   choice, which only a simulator offers; and between episodes a stick that has moved in the hand is put back
   (POST /task/reset), as a person at the real set-up would, counted in the actor's output;
@@ -16,7 +18,8 @@ consequence of having no images:
 
 import state_agent
 from franka_env.envs.wrappers import GripperCloseEnv, SpacemouseIntervention
-from ground_truth import GroundTruth, TargetFrame, server_url
+from ground_truth import GroundTruth, server_url
+from observation import TargetFrame, TaskUnits
 from serl_launcher.wrappers.chunking import ChunkingWrapper
 from serl_launcher.wrappers.serl_obs_wrappers import SERLObsWrapper
 from step_period import StepPeriod
@@ -45,6 +48,7 @@ class TrainConfig(RAMInsertionTrainConfig):
     buffer_period = 1000
     steps_per_update = 50
     agent_kwargs: dict = {}  # the agent's hyperparameters beyond make_sac_pixel_agent's (state_agent.configure)
+    state_units = True  # the state in the task's units (observation.TaskUnits); False: SI units
 
     def __init__(self) -> None:
         state_agent.override(self)
@@ -59,6 +63,8 @@ class TrainConfig(RAMInsertionTrainConfig):
         if not fake_env and intervention:
             env = SpacemouseIntervention(env)
         env = TargetFrame(env, config.TARGET_POSE)
+        if self.state_units:
+            env = TaskUnits(env)
         env = SERLObsWrapper(env, proprio_keys=self.proprio_keys)
         env = ChunkingWrapper(env, obs_horizon=1, act_exec_horizon=None)
         if not fake_env:

@@ -87,13 +87,15 @@ def make_sac_state_agent(
     reward_bias=0.0,
     target_entropy=None,
     temperature_init=1e-2,
+    critic_ensemble_size=2,
     **create_kwargs,
 ):
     """make_sac_pixel_agent's SACAgent (its networks, optimizers, temperature and discount) on the state alone;
-    `create_kwargs` go to SACAgent.create (its optimizers' learning rates, soft_target_update_rate, ...)."""
+    `critic_ensemble_size` critics (make_sac_pixel_agent's 2), `create_kwargs` to SACAgent.create (its optimizers'
+    learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     encoder = ProprioEncoder(name="encoder")
     network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256], "activate_final": True}
-    critic_backbone = ensemblize(partial(MLP, **network), 2)(name="critic_ensemble")
+    critic_backbone = ensemblize(partial(MLP, **network), critic_ensemble_size)(name="critic_ensemble")
     critic = Critic(encoder=encoder, network=critic_backbone, name="critic")
     policy = Policy(
         encoder=encoder,
@@ -117,13 +119,12 @@ def make_sac_state_agent(
         temperature_def=temperature,
         discount=discount,
         backup_entropy=False,
-        critic_ensemble_size=2,
-        critic_subsample_size=None,
+        critic_ensemble_size=critic_ensemble_size,
         image_keys=STATE_KEYS,
         augmentation_function=None,
         reward_bias=reward_bias,
         target_entropy=target_entropy,
-        **create_kwargs,
+        **{"critic_subsample_size": None, **create_kwargs},
     )
 
 

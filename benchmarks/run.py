@@ -6,7 +6,10 @@
 1. physics + controller, in process, as fast as possible: tick time and real-time capacity;
 2. the product as users run it (sim.launch.py: sim bridge + franka_server_ros2, real ROS 2 and HTTP):
    real-time factor at wall-clock pace, /getstate round trip, age of the state a request sees,
-   POST /pose -> equilibrium_pose delivery, and the CPU each process uses;
+   POST /pose -> equilibrium_pose delivery, and the CPU each process uses; then the ram_insertion world
+   without cameras idle and under HIL-SERL's 10 Hz client (FrankaEnv's step, GET /task, the SpaceMouse's and
+   keyboard's long polls): the sim bridge's and the server's CPU against the world's physics + controller
+   ticks (also alone, `make bench ARGS=--cpu-only`, into a section of its own of results.md);
 3. two robots in one world (dual_arm, a server each, cameras off): tick time, real-time factor and
    each server's /getstate round trip with both clients asking at once;
 4. the product with both wrist cameras read by a client;
@@ -92,17 +95,23 @@ def stats(values) -> tuple[float, float]:
     return float(np.median(a)), float(np.percentile(a, 99))
 
 
-def physics_capacity(ticks: int, world_file: str | None = None) -> dict[str, tuple[float, float] | float]:
-    """Ticks of the loop (every robot's control + one physics step) run as fast as they go, through
-    the loop's public API; each robot's target moves 2 cm back and forth so that the arms move."""
+def physics_capacity(
+    ticks: int, world_file: str | None = None, state_rate: float = 250.0
+) -> dict[str, tuple[float, float] | float]:
+    """Ticks of the loop (every robot's control + one physics step, a snapshot at `state_rate`) run as fast as
+    they go, through the loop's public API; each robot's target moves 2 cm back and forth so that the arms move.
+    `cpu_percent`: the CPU time of those ticks, as % of one core at real time."""
     spec = load_world(world_file, cameras_config="none") if world_file else one_robot_world()
     world = create_world("mujoco", spec)
     for body, robot in zip(world.robots, spec.robots, strict=True):
         body.set_arm_configuration(np.array(robot.reset_joint_target))
-    loop = SimulationLoop(world, [CartesianImpedanceController() for _ in spec.robots], lambda t, s: None, 500, 0)
+    world.start()
+    controllers = [CartesianImpedanceController() for _ in spec.robots]
+    loop = SimulationLoop(world, controllers, lambda t, s: None, state_rate, 0)
     for control in loop.robots:
         loop.submit(control.start_controller)
     durations = []
+    cpu0 = time.thread_time()
     for i in range(ticks):
         if i % 500 == 0:  # keep the arms moving
             sign = 1 if i % 1000 else -1
@@ -116,8 +125,13 @@ def physics_capacity(ticks: int, world_file: str | None = None) -> dict[str, tup
         t0 = time.perf_counter()
         loop.run_ticks(1)
         durations.append(time.perf_counter() - t0)
+    cpu = time.thread_time() - cpu0
     mean = float(np.mean(durations))
-    return {"tick_us": stats(np.array(durations) * 1e6), "rtf_capacity": world.timestep / mean}
+    return {
+        "tick_us": stats(np.array(durations) * 1e6),
+        "rtf_capacity": world.timestep / mean,
+        "cpu_percent": 100.0 * cpu / (ticks * world.timestep),  # of one core, were it paced at real time
+    }
 
 
 class Probe(Node):
@@ -384,6 +398,121 @@ def product_with_cameras(seconds: float, launch_args: tuple[str, ...] = ()) -> d
             "cameras": json.loads(output.strip().splitlines()[-1]),
             "cpu": cpu,
         }
+
+
+WORLD_CPU_TASK = "ram_insertion"  # the world HIL-SERL's learner trains beside (README, docs/learning.md)
+
+
+def paced_loop_cpu(world_file: str, seconds: float, state_rate: float = 250.0) -> float:
+    """% of one core that the loop of `physics_capacity` takes paced at real time, in process, no ROS: what any
+    real-time world costs on this machine before it publishes anything (sleeping and waking has its price)."""
+    spec = load_world(world_file, cameras_config="none")
+    world = create_world("mujoco", spec)
+    for body, robot in zip(world.robots, spec.robots, strict=True):
+        body.set_arm_configuration(np.array(robot.reset_joint_target))
+    world.start()
+    loop = SimulationLoop(world, [CartesianImpedanceController() for _ in spec.robots], lambda t, s: None, state_rate)
+    for control in loop.robots:
+        loop.submit(control.start_controller)
+    loop.start()
+    try:
+        time.sleep(1.0)
+        cpu0, wall0 = time.process_time(), time.monotonic()  # (this thread sleeps meanwhile)
+        time.sleep(seconds)
+        return 100.0 * (time.process_time() - cpu0) / (time.monotonic() - wall0)
+    finally:
+        loop.stop()
+
+
+def world_client(url: str, seconds: float) -> dict:
+    """HIL-SERL's actor stepping FrankaEnv at 10 Hz against `url` with its ground truth and its human devices,
+    in a process of its own: per step clearerr, pose and getstate (requests.post without a session, as the env),
+    GET /task (the ground truth's reward, hil_serl_experiments/ground_truth.py); beside it the virtual
+    SpaceMouse's long poll of GET /spacemouse (0.25 s) and the keyboard's of GET /keys (1 s)."""
+    stop = threading.Event()
+
+    def long_poll(route: str, timeout: str) -> None:
+        session, seq = requests.Session(), 0
+        while not stop.is_set():
+            seq = session.get(url + route, params={"after": seq, "timeout": timeout}, timeout=5).json()["seq"]
+
+    pollers = [threading.Thread(target=long_poll, args=a, daemon=True) for a in (("spacemouse", "0.25"), ("keys", "1"))]
+    for t in pollers:
+        t.start()
+    session = requests.Session()
+    pose = np.array(requests.post(url + "getpos", timeout=5).json()["pose"])
+    steps, start = 0, time.monotonic()
+    while time.monotonic() - start < seconds:
+        t0 = time.monotonic()
+        target = pose.copy()
+        target[0] += 0.002 * (steps % 2)
+        requests.post(url + "clearerr", timeout=5)
+        requests.post(url + "pose", json={"arr": target.astype(np.float32).tolist()}, timeout=5)
+        requests.post(url + "getstate", timeout=5).json()
+        session.get(url + "task", timeout=5).json()
+        steps += 1
+        time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
+    stop.set()
+    return {"steps_per_s": steps / (time.monotonic() - start)}
+
+
+def world_cpu(seconds: float, ticks: int) -> dict:
+    """The goal of issue 26: a world without cameras at real time (ram_insertion, its task file on free ports)
+    costs at most twice its physics. CPU of the sim bridge and the server, idle (no client at all) and under the
+    10 Hz load of world_client, against the physics + controller ticks of the same world in process."""
+    path, spec = world_on_free_ports(WORLD_CPU_TASK, tempfile.mkdtemp(prefix="bench-cpu-"))
+    physics = physics_capacity(ticks, path)
+    paced = paced_loop_cpu(path, seconds)
+    url = spec.robots[0].url
+    with running_product((f"task:={path}", "cameras_config:=none"), states=False, urls=[url]) as run:
+        proc, _, _, probe = run
+        time.sleep(3.0)  # started, discovered, at pace
+        processes = {p.name(): p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() != "python"}
+        probe.diagnostic_rtf.clear()
+        idle = cpu_of(processes, seconds)
+        client = subprocess.Popen(
+            [sys.executable, __file__, "--world-client", url, str(seconds + 3.0)], stdout=subprocess.PIPE, text=True
+        )
+        time.sleep(2.0)  # stepping
+        loaded = cpu_of({**processes, "client": psutil.Process(client.pid)}, seconds)
+        output, _ = client.communicate(timeout=seconds + 60)
+        rtf = (float(np.mean(probe.diagnostic_rtf)), float(np.min(probe.diagnostic_rtf)))
+    return {
+        "physics": physics,
+        "paced": paced,
+        "idle": idle,
+        "loaded": loaded,
+        "client": json.loads(output.strip().splitlines()[-1]),
+        "rtf_diagnostics": rtf,
+    }
+
+
+def world_cpu_rows(run: dict, f) -> list[tuple[str, str]]:
+    physics = run["physics"]["cpu_percent"]
+    rows = [
+        (
+            f"{WORLD_CPU_TASK}, no cameras: physics + controller tick (median / p99); its CPU at real time",
+            f(run["physics"]["tick_us"], "us") + f"; {physics:.1f}% of one core",
+        ),
+        (f"{WORLD_CPU_TASK}: the same loop paced at real time, no ROS (% of one core)", f"{run['paced']:.1f}%"),
+    ]
+    for name, label in (("idle", "idle (no client)"), ("loaded", "stock client at 10 Hz")):
+        cpu = run[name]
+        world = cpu["sim_bridge"] + cpu["franka_server"]
+        rows.append(
+            (
+                f"{WORLD_CPU_TASK} world, {label}: CPU sim bridge / server / both (% of one core); both / physics",
+                f"{cpu['sim_bridge']:.1f}% / {cpu['franka_server']:.1f}% / {world:.1f}%; {world / physics:.2f}x",
+            )
+        )
+    rows.append(
+        (
+            f"{WORLD_CPU_TASK} world, stock client: its steps/s; its CPU; real-time factor, /diagnostics (mean / min)",
+            f"{run['client']['steps_per_s']:.1f}; {run['loaded']['client']:.1f}%; "
+            + "{:.3f} / {:.3f}".format(*run["rtf_diagnostics"]),
+        )
+    )
+    return rows
 
 
 def read_pose_trace(path: str) -> dict[float, tuple[float, float]]:
@@ -849,6 +978,13 @@ def write_pipeline(rows: list[tuple[str, str]]) -> None:
     write_section(PIPELINE_SECTION, "make bench-pipeline", intro, rows)
 
 
+CPU_SECTION = "## A world without cameras: its CPU against its physics"
+CPU_INTRO = (
+    f"The {WORLD_CPU_TASK} world (its task file on free ports, no cameras) as `make sim` runs it, idle (no client at "
+    "all) and under HIL-SERL's actor's load (a client process: per 10 Hz step clearerr, pose, getstate, GET /task, "
+    "beside the long polls of the virtual SpaceMouse and keyboard), against the same world's physics + controller "
+    "ticks in process (unpaced; their CPU as % of one core at real time). CPU from /proc over the run (% of one core)."
+)
 LEARNING_SECTION = "## HIL-SERL learning ram_insertion from the state"
 LEARNING = Path(__file__).with_name("learning")  # one record per run, <experiment>-<seed>.json, and the curve
 LEARNING_TASK = "ram_insertion_state"
@@ -941,6 +1077,11 @@ def main() -> int:
     parser.add_argument("--camera-client", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
     parser.add_argument("--stock-client", nargs=3, metavar=("URL", "BARE_URL", "STEPS"), help=argparse.SUPPRESS)
     parser.add_argument("--bare-flask", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--world-client", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--cpu-only", action="store_true", help=f"only the CPU of the {WORLD_CPU_TASK} world against its physics"
+    )
+    parser.add_argument("--cpu-seconds", type=float, default=20.0, help="CPU measurements: seconds each")
     parser.add_argument("--pipeline-only", action="store_true", help="only HIL-SERL's ram_insertion pipeline (7.)")
     parser.add_argument("--pipeline-successes", type=int, default=60, help="pipeline: success transitions")
     parser.add_argument("--pipeline-classifier", type=int, nargs=2, default=(100, 128), metavar=("EPOCHS", "BATCH"),
@@ -963,6 +1104,9 @@ def main() -> int:
     if args.bare_flask:  # the floor of the observation run
         bare_flask(args.bare_flask)
         return 0
+    if args.world_client:  # the stock client's load of the CPU run
+        print(json.dumps(world_client(args.world_client[0], float(args.world_client[1]))))
+        return 0
 
     if args.learning_only or args.learning_table:
         rows, after = learning(args) if args.learning_only else learning_table(sorted(LEARNING.glob("*-*.json")))
@@ -977,6 +1121,13 @@ def main() -> int:
             write_pipeline(rows)
         return 0
     f = lambda pair, unit: f"{pair[0]:.2f} {unit} / {pair[1]:.2f} {unit}"  # noqa: E731
+    if args.cpu_only:
+        print(f"the {WORLD_CPU_TASK} world's CPU, idle and under the stock client, against its physics ...", flush=True)
+        rows = world_cpu_rows(world_cpu(args.cpu_seconds, args.ticks), f)
+        print("\n" + markdown_table(rows))
+        if not args.no_write:
+            write_section(CPU_SECTION, "make bench ARGS=--cpu-only", CPU_INTRO, rows)
+        return 0
     rows = []
     if args.observation_only:
         args.cameras_only, args.no_cameras, args.tasks = True, True, []
@@ -985,6 +1136,8 @@ def main() -> int:
         rows += observation_rows(product_observation(args.steps, tuple(args.launch_args)), f)
     if not args.cameras_only:
         rows += product_rows(args, f)
+        print(f"the {WORLD_CPU_TASK} world's CPU, idle and under the stock client, against its physics ...", flush=True)
+        rows += world_cpu_rows(world_cpu(args.cpu_seconds, args.ticks), f)
         print("two robots in one world (dual_arm), cameras off ...", flush=True)
         cap = physics_capacity(args.ticks, str(CONFIG / "tasks" / "dual_arm.yaml"))
         rows.append(("two robots: physics + controllers tick (median / p99)", f(cap["tick_us"], "us")))

@@ -22,7 +22,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray, String
@@ -68,7 +68,10 @@ class TopicTap:
     """
 
     def __init__(self, node: Node, kind, topic: str, depth: int = TAP_DEPTH, keep: int = TAP_KEEP) -> None:
-        self._sub = node.create_subscription(kind, topic, _not_spun, QoSProfile(depth=depth), raw=True)
+        # best effort, as sensor data is read: the newest of a stream counts, and a reliable reader would make the
+        # publisher keep and acknowledge each of hundreds of messages a second (it matches a reliable publisher)
+        qos = QoSProfile(depth=depth, reliability=ReliabilityPolicy.BEST_EFFORT)
+        self._sub = node.create_subscription(kind, topic, _not_spun, qos, raw=True)
         self._recent: deque[tuple[float, bytes]] = deque(maxlen=keep)  # (arrival [s, time.time()], message)
 
     def poll(self) -> deque[tuple[float, bytes]]:

@@ -57,7 +57,7 @@ def move(robot, position, quat, tolerance=0.004, timeout=10.0) -> None:
 
 def in_hand(robot, position: Callable[[], np.ndarray]) -> np.ndarray:
     """A point of the world (= the robot's base frame here) in the end-effector frame, the hand at rest (the
-    point's /tf at 100 Hz and the state at 500 Hz are not taken at one instant)."""
+    point's /tf at 125 Hz and the state at 250 Hz are not taken at one instant)."""
     wait_until(lambda: np.linalg.norm(robot.state()["vel"]) < 0.002, 3.0)
     time.sleep(0.05)
     hand = robot.pose()

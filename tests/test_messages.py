@@ -22,11 +22,13 @@ from isaac_franka_bridge.world import one_robot_world
 
 @pytest.fixture(scope="module")
 def snapshots():
-    """Snapshots of a moving arm, taken by the real simulation loop."""
+    """Snapshots of a moving arm, taken by the real simulation loop, each with every joint and frame (taken
+    where the ROS nodes take them: in on_snapshot)."""
     world = MujocoWorld(one_robot_world())
     taken = []
-    loop = SimulationLoop(world, [CartesianImpedanceController()], lambda t, s: taken.extend(s), publish_rate=10)
+    loop = SimulationLoop(world, [CartesianImpedanceController()], lambda t, s: None, publish_rate=10)
     control = loop.robots[0]
+    loop.on_snapshot = lambda t, s: taken.extend((snap, control.joints()) for snap in s)
 
     def start() -> None:
         control.start_controller()
@@ -54,26 +56,26 @@ def test_a_time_splits_into_a_stamp_rounded_to_the_nanosecond(seconds, expected)
 def test_arm_topics_decode_to_the_snapshot(snapshots):
     backend, taken = snapshots
     messages = StateMessages("fr3_link0", "fr3_EE", backend.arm_joint_names, ("g",), ("a", "b"), ("f",))
-    for snap in taken:
-        arm = messages.arm(snap)
-        pose = deserialize_message(arm.pose, PoseStamped)
+    for snap, _ in taken:
+        stamp_now = split_stamp(snap.stamp)
+        pose = deserialize_message(messages.pose(stamp_now, snap), PoseStamped)
         assert pose.header.frame_id == "fr3_link0" and stamp(pose.header.stamp) == pytest.approx(snap.stamp, abs=1e-9)
         p, o = pose.pose.position, pose.pose.orientation
         assert [p.x, p.y, p.z, o.x, o.y, o.z, o.w] == [*snap.position, *snap.quat]
-        twist = deserialize_message(arm.twist, TwistStamped).twist
+        twist = deserialize_message(messages.twist(stamp_now, snap), TwistStamped).twist
         assert [twist.linear.x, twist.linear.y, twist.linear.z] == list(snap.twist[:3])
         assert [twist.angular.x, twist.angular.y, twist.angular.z] == list(snap.twist[3:])
-        wrench = deserialize_message(arm.wrench, WrenchStamped)
+        wrench = deserialize_message(messages.wrench(stamp_now, snap), WrenchStamped)
         assert wrench.header.frame_id == "fr3_EE"
         assert [wrench.wrench.force.x, wrench.wrench.torque.z] == [snap.wrench[0], snap.wrench[5]]
-        joints = deserialize_message(arm.joints, JointState)
+        joints = deserialize_message(messages.joints(stamp_now, snap), JointState)
         assert list(joints.name) == list(backend.arm_joint_names)
         assert list(joints.position) == list(snap.q) and list(joints.velocity) == list(snap.dq)
         assert list(joints.effort) == list(snap.tau_measured)
-        jacobian = deserialize_message(arm.jacobian, Float64MultiArray)
+        jacobian = deserialize_message(messages.jacobian(stamp_now, snap), Float64MultiArray)
         assert np.array_equal(np.reshape(jacobian.data, (6, 7), order="F"), snap.jacobian)
         assert [d.size for d in jacobian.layout.dim] == [7, 6]
-        assert stamp(deserialize_message(arm.clock, Clock).clock) == pytest.approx(snap.stamp, abs=1e-9)
+        assert stamp(deserialize_message(messages.clock(stamp_now), Clock).clock) == pytest.approx(snap.stamp, abs=1e-9)
 
 
 def test_joint_states_and_tf_decode_to_the_snapshot(snapshots):
@@ -82,17 +84,17 @@ def test_joint_states_and_tf_decode_to_the_snapshot(snapshots):
     messages = StateMessages(
         "fr3_link0", "fr3_EE", b.arm_joint_names, b.gripper_joint_names, b.joint_names, b.frame_names
     )
-    snap = taken[-1]
-    joints = messages.joint_states(snap)
-    gripper = deserialize_message(joints.gripper, JointState)
+    snap, joints = taken[-1]
+    stamp_now = split_stamp(snap.stamp)
+    gripper = deserialize_message(messages.gripper(stamp_now, snap), JointState)
     assert list(gripper.name) == list(b.gripper_joint_names)
     assert list(gripper.position) == list(snap.gripper_positions)
-    everything = deserialize_message(joints.all_joints, JointState)
-    assert list(everything.position) == list(snap.joint_positions)
-    assert list(everything.velocity) == list(snap.joint_velocities)
-    tf = deserialize_message(joints.tf, TFMessage)
+    everything = deserialize_message(messages.all_joints(stamp_now, joints), JointState)
+    assert list(everything.position) == list(joints.joint_positions)
+    assert list(everything.velocity) == list(joints.joint_velocities)
+    tf = deserialize_message(messages.tf(stamp_now, joints), TFMessage)
     assert [t.child_frame_id for t in tf.transforms] == list(b.frame_names)
-    for transform, position, quat in zip(tf.transforms, snap.frame_positions, snap.frame_quats, strict=True):
+    for transform, position, quat in zip(tf.transforms, joints.frame_positions, joints.frame_quats, strict=True):
         t, r = transform.transform.translation, transform.transform.rotation
         assert [t.x, t.y, t.z, r.x, r.y, r.z, r.w] == [*position, *quat]
         assert transform.header.frame_id == "fr3_link0"

@@ -44,7 +44,7 @@ def truth(robot: Robot) -> dict:
 
 def in_hand(robot: Robot, name: str) -> np.ndarray:
     """Where object `name` is in the robot's end-effector frame [m]: what a slip in the fingers changes. Taken
-    with the hand at rest: the ground truth comes at 10 Hz, the state at 500 Hz (a hand moving 3 cm/s would
+    with the hand at rest: the ground truth comes at 10 Hz, the state at 250 Hz (a hand moving 3 cm/s would
     show the object 3 mm off)."""
     truth_of = lambda: robot.session.get(robot.url + "task", timeout=5.0).json()  # noqa: E731
     wait_until(lambda: "objects_in_base" in truth_of(), 5.0)  # the base pose arrives once, latched

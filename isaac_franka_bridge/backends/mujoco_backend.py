@@ -252,6 +252,7 @@ class MujocoRobot(PhysicsRobot):
         arm_ids = [m.joint(pre + n).id for n in ARM_JOINTS]
         self._qpos = np.array([m.jnt_qposadr[j] for j in arm_ids])
         self._dof = np.array([m.jnt_dofadr[j] for j in arm_ids])
+        self._qpos_at, self._dof_at = _as_slice(self._qpos), _as_slice(self._dof)  # read every tick
         self._arm_actuators = np.array([m.actuator(f"{pre}actuator{i}").id for i in range(1, 8)])
         self._gripper_actuator = m.actuator(pre + self.gripper.actuator).id if self.gripper.present else -1
         self._gripper_qpos = np.array([m.jnt_qposadr[m.joint(pre + n).id] for n in self.gripper.joints], dtype=int)
@@ -264,7 +265,9 @@ class MujocoRobot(PhysicsRobot):
         self._base_rotation = _rotation_z(spec.base_yaw)
         self._base_position = np.array(spec.base_position)
         self._base_quat_inverse = np.array(_z_quat(-spec.base_yaw))  # (w, x, y, z)
-        self._jacp, self._jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+        self._turned = spec.base_yaw != 0.0  # the base frame is not the world's orientation
+        self._base_rotation6_t = np.kron(np.eye(2), self._base_rotation.T)  # world -> base, both Jacobian halves
+        self._jac = np.zeros((6, m.nv))  # translational rows, then rotational
         self._quat = np.zeros(4)
         self._wrench = np.zeros(6)  # base frame
         self._state: ArmState | None = None
@@ -289,22 +292,27 @@ class MujocoRobot(PhysicsRobot):
     def measure(self) -> ArmState:
         if self._state is not None:
             return self._state
-        m, d = self.model, self.data
-        mujoco.mj_jacSite(m, d, self._jacp, self._jacr, self._ee_site)
-        rt = self._base_rotation.T  # world -> base
-        jacobian = np.vstack((rt @ self._jacp[:, self._dof], rt @ self._jacr[:, self._dof]))
-        rotation = rt @ d.site_xmat[self._ee_site].reshape(3, 3)
-        mujoco.mju_mat2Quat(self._quat, rotation.flatten())  # (w, x, y, z)
-        w, x, y, z = self._quat
+        m, d, jac, site = self.model, self.data, self._jac, self._ee_site
+        mujoco.mj_jacSite(m, d, jac[:3], jac[3:], site)
+        qpos, dof = self._qpos_at, self._dof_at
+        position = d.site_xpos[site] - self._base_position
+        rotation = d.site_xmat[site].reshape(3, 3)
+        if self._turned:  # world -> base
+            rt = self._base_rotation.T
+            jacobian = self._base_rotation6_t @ jac[:, dof]
+            position, rotation = rt @ position, rt @ rotation
+        else:
+            jacobian, rotation = _copied(jac[:, dof]), rotation.copy()
+        mujoco.mju_mat2Quat(self._quat, rotation.ravel())  # (w, x, y, z)
         self._state = ArmState(
-            q=d.qpos[self._qpos].copy(),
-            dq=d.qvel[self._dof].copy(),
-            tau_measured=d.qfrc_actuator[self._dof].copy(),
-            position=rt @ (d.site_xpos[self._ee_site] - self._base_position),
+            q=_copied(d.qpos[qpos]),
+            dq=_copied(d.qvel[dof]),
+            tau_measured=_copied(d.qfrc_actuator[dof]),
+            position=position,
             rotation=rotation,
-            quat=np.array([x, y, z, w]),
+            quat=self._quat[[1, 2, 3, 0]],
             jacobian=jacobian,
-            coriolis=self._world.coriolis[self._dof].copy(),
+            coriolis=_copied(self._world.coriolis[dof]),
         )
         return self._state
 
@@ -398,6 +406,18 @@ def _quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ),
         axis=1,
     )
+
+
+def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """Consecutive indices as a slice (reading through it is a view: cheaper than gathering), else themselves."""
+    if len(indices) and np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
+        return slice(int(indices[0]), int(indices[0]) + len(indices))
+    return indices
+
+
+def _copied(read: np.ndarray) -> np.ndarray:
+    """What was read through an _as_slice index, as an array of its own (a view is copied)."""
+    return read.copy() if read.base is not None else read
 
 
 def _rotation_z(angle: float) -> np.ndarray:

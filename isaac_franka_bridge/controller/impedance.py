@@ -1,7 +1,8 @@
 """The Cartesian impedance law of the real robot's 1 kHz controller (../shared/design/controller.md).
 
-Pure numpy: no ROS, no simulator. A backend feeds it the measured state each tick and applies the
-torque it returns; gravity is not part of the law (the robot, or the simulator, compensates it).
+Pure math (numpy, and LAPACK through scipy): no ROS, no simulator. A backend feeds it the measured
+state each tick and applies the torque it returns; gravity is not part of the law (the robot, or the
+simulator, compensates it).
 Quaternions are (x, y, z, w), as scipy and the HTTP routes use them.
 """
 
@@ -11,13 +12,13 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
+from scipy.linalg.lapack import dgesv
 
 from .parameters import COMPLIANCE_PARAMETERS, DEFAULT_COMPLIANCE
 
 FILTER_FACTOR = 0.005  # first-order filter factor per tick, for gains and the equilibrium
 DELTA_TAU_MAX = 1.0  # [Nm] largest change of a joint torque from one tick to the next
 INTEGRAL_LIMIT = np.array([0.1, 0.1, 0.1, 0.3, 0.3, 0.3])
-IDENTITY7 = np.eye(7)
 PINV_DAMPING = 0.2  # damping of the pseudo-inverse in the null-space projector, as the real controller
 # the real controller's member initialisers: its null-space stiffnesses start here at every launch and
 # filter toward the parameters (its Cartesian stiffness and damping start at zero)
@@ -46,7 +47,10 @@ def quat_conjugate(q: np.ndarray) -> np.ndarray:
 
 def quat_slerp(q0: np.ndarray, q1: np.ndarray, t: float) -> np.ndarray:
     """Spherical interpolation along the shortest arc (as Eigen's Quaternion::slerp)."""
-    d = float(np.dot(q0, q1))
+    # (in Python floats: called every tick, where numpy's per-call cost exceeds the arithmetic)
+    x0, y0, z0, w0 = q0.tolist() if isinstance(q0, np.ndarray) else q0
+    x1, y1, z1, w1 = q1.tolist() if isinstance(q1, np.ndarray) else q1
+    d = x0 * x1 + y0 * y1 + z0 * z1 + w0 * w1
     sign = 1.0
     if d < 0.0:
         d, sign = -d, -1.0
@@ -57,15 +61,35 @@ def quat_slerp(q0: np.ndarray, q1: np.ndarray, t: float) -> np.ndarray:
         sin_theta = math.sin(theta)
         s0 = math.sin((1.0 - t) * theta) / sin_theta
         s1 = math.sin(t * theta) / sin_theta
-    q = s0 * q0 + sign * s1 * q1
-    return q / np.linalg.norm(q)
+    s1 *= sign
+    x, y, z, w = s0 * x0 + s1 * x1, s0 * y0 + s1 * y1, s0 * z0 + s1 * z1, s0 * w0 + s1 * w1
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    return np.array((x / norm, y / norm, z / norm, w / norm))
 
 
 def damped_pinv_of_transpose(jacobian: np.ndarray, damping: float) -> np.ndarray:
     """Damped pseudo-inverse of J^T: V S/(S^2 + d^2) U^T = (J J^T + d^2 I)^-1 J (a 6x6 solve, no SVD)."""
+    return _solve(_damped_gram(jacobian, damping), jacobian)
+
+
+def damped_pinv_of_transpose_times(jacobian: np.ndarray, damping: float, vector: np.ndarray) -> np.ndarray:
+    """damped_pinv_of_transpose(J, d) @ v = (J J^T + d^2 I)^-1 (J v), without forming the 6x7 matrix."""
+    return _solve(_damped_gram(jacobian, damping), jacobian @ vector)
+
+
+def _damped_gram(jacobian: np.ndarray, damping: float) -> np.ndarray:
     jjt = jacobian @ jacobian.T
-    jjt[np.diag_indices(6)] += damping * damping
-    return np.linalg.solve(jjt, jacobian)
+    jjt.flat[::7] += damping * damping  # the diagonal
+    return jjt
+
+
+def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.linalg.solve's LAPACK routine (gesv: LU with partial pivoting) without its Python wrapper, whose
+    checks cost several times the 6x6 solve itself (twice every tick)."""
+    _, _, x, info = dgesv(a, b)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular matrix (LAPACK gesv info {info})")
+    return x
 
 
 def normalized_quaternion(quat: np.ndarray) -> np.ndarray:
@@ -185,36 +209,50 @@ class CartesianImpedanceController:
         `rotation` is the end-effector rotation matrix and `quat` the same orientation as (x, y, z, w);
         `jacobian` the 6x7 zero Jacobian (linear rows first); `coriolis` the Coriolis torques C(q, dq) dq.
         """
+        # (Every step is the law as written; the arithmetic is arranged for few numpy calls, each of which
+        # costs more than its few flops: this runs every millisecond, in Python.)
         # 1. error, clipped per axis (asymmetric)
+        qx, qy, qz, qw = quat.tolist() if isinstance(quat, np.ndarray) else quat
+        dx, dy, dz, dw = self.quat_d.tolist()
+        if dx * qx + dy * qy + dz * qz + dw * qw < 0.0:
+            qx, qy, qz, qw = -qx, -qy, -qz, -qw
+        # the vector part of q_err = conj(quat) * quat_d
+        ex = qw * dx - qx * dw - qy * dz + qz * dy
+        ey = qw * dy + qx * dz - qy * dw - qz * dx
+        ez = qw * dz - qx * dy + qy * dx - qz * dw
         error = np.empty(6)
-        error[:3] = position - self.position_d
-        if np.dot(self.quat_d, quat) < 0.0:
-            quat = -quat
-        q_err = quat_multiply(quat_conjugate(quat), self.quat_d)
-        error[3:] = -rotation @ q_err[:3]
+        np.subtract(position, self.position_d, out=error[:3])
+        np.dot(rotation, (-ex, -ey, -ez), out=error[3:])
         np.minimum(np.maximum(error, self.clip_low, out=error), self.clip_high, out=error)
         self.error = error
         # 2. integral, clamped
-        self.error_integral = np.minimum(np.maximum(self.error_integral + error, -INTEGRAL_LIMIT), INTEGRAL_LIMIT)
-        # 3. task torque
-        tau_task = jacobian.T @ (
-            -self.stiffness * error - self.damping * (jacobian @ dq) - self.ki * self.error_integral
-        )
-        # 4. null space
+        integral = self.error_integral + error
+        np.minimum(np.maximum(integral, -INTEGRAL_LIMIT, out=integral), INTEGRAL_LIMIT, out=integral)
+        self.error_integral = integral
+        # 3. task torque: J^T (-K e - D (J dq) - Ki e_i)
+        wrench = self.stiffness * error
+        wrench += self.damping * (jacobian @ dq)
+        wrench += self.ki * integral
+        tau = jacobian.T @ wrench
+        np.negative(tau, out=tau)
+        # 4. null space: (I - J^T pinv(J^T)) v = v - J^T (pinv(J^T) v)
         qe = self.q_nullspace - q
         qe[0] *= self.joint1_nullspace_stiffness
         dqe = np.array(dq, dtype=float)
         dqe[0] *= 2.0 * math.sqrt(self.joint1_nullspace_stiffness)
-        projector = IDENTITY7 - jacobian.T @ damped_pinv_of_transpose(jacobian, PINV_DAMPING)
-        tau_null = projector @ (self.nullspace_stiffness * qe - 2.0 * math.sqrt(self.nullspace_stiffness) * dqe)
+        v = self.nullspace_stiffness * qe
+        v -= 2.0 * math.sqrt(self.nullspace_stiffness) * dqe
+        tau += v
+        tau -= jacobian.T @ damped_pinv_of_transpose_times(jacobian, PINV_DAMPING, v)
         # 5. sum and torque-rate saturation
-        tau_d = tau_task + tau_null + coriolis
-        step = np.minimum(np.maximum(tau_d - self.tau_previous, -self.delta_tau_max), self.delta_tau_max)
-        tau_d = self.tau_previous + step
-        self.tau_previous = tau_d
+        tau += coriolis
+        tau -= self.tau_previous
+        np.minimum(np.maximum(tau, -self.delta_tau_max, out=tau), self.delta_tau_max, out=tau)
+        tau += self.tau_previous
+        self.tau_previous = tau
         # 6. first-order filters toward the targets
         self._filter()
-        return tau_d
+        return tau
 
     def _filter(self) -> None:
         a = self.filter_factor

@@ -6,8 +6,6 @@ The state topics go out at hundreds of Hz from Python, so they are serialized fr
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped, WrenchStamped
@@ -96,23 +94,6 @@ def _fill_tf(msg: TFMessage, v: list[float], stamp: Time) -> None:
         t.x, t.y, t.z, r.x, r.y, r.z, r.w = v[7 * k : 7 * k + 7]
 
 
-class ArmMessages(NamedTuple):
-    """The arm's state topics of one tick, serialized, all with the same stamp."""
-
-    pose: bytes  # O_T_EE
-    twist: bytes  # O_dP_EE
-    wrench: bytes  # K_F_ext_hat_K
-    joints: bytes  # franka_state_controller/joint_states
-    jacobian: bytes  # franka_jacobian
-    clock: bytes
-
-
-class JointStateMessages(NamedTuple):
-    gripper: bytes | None  # franka_gripper/joint_states (None: no gripper)
-    all_joints: bytes  # /joint_states
-    tf: bytes
-
-
 def tf_template(parent: str, frames) -> SerializedTemplate:
     """/tf of `frames` in `parent`, filled with (x, y, z, qx, qy, qz, qw) per frame."""
     tf = TFMessage(transforms=[TransformStamped() for _ in frames])
@@ -122,52 +103,64 @@ def tf_template(parent: str, frames) -> SerializedTemplate:
 
 
 class StateMessages:
-    """The state topics of the robot, serialized from templates (see cdr.py) every publishing tick."""
+    """The state topics of the robot, serialized from templates (see cdr.py): one method per topic, so
+    that a topic nobody listens to is not serialized. `stamp` is (sec, nanosec) of split_stamp."""
 
     def __init__(self, base_frame: str, ee_frame: str, arm_joints, gripper_joints, all_joints, frames) -> None:
         n = len(arm_joints)
         base, ee = Header(frame_id=base_frame), Header(frame_id=ee_frame)
         both = _joint_state_filler(("position", "velocity"))
-        self.pose = SerializedTemplate(PoseStamped(header=base), 7, _fill_pose)
-        self.twist = SerializedTemplate(TwistStamped(header=base), 6, _fill_twist)
-        self.wrench = SerializedTemplate(WrenchStamped(header=ee), 6, _fill_wrench)
-        self.joints = SerializedTemplate(
+        self._pose = SerializedTemplate(PoseStamped(header=base), 7, _fill_pose)
+        self._twist = SerializedTemplate(TwistStamped(header=base), 6, _fill_twist)
+        self._wrench = SerializedTemplate(WrenchStamped(header=ee), 6, _fill_wrench)
+        self._joints = SerializedTemplate(
             JointState(name=list(arm_joints)), 3 * n, _joint_state_filler(("position", "velocity", "effort"))
         )
-        self.jacobian = SerializedTemplate(Float64MultiArray(layout=jacobian_layout()), 6 * n, _fill_data)
-        self.clock = SerializedTemplate(Clock(), 0, _fill_clock)
-        self.gripper = None  # an arm without a gripper has no franka_gripper topics
+        self._jacobian = SerializedTemplate(Float64MultiArray(layout=jacobian_layout()), 6 * n, _fill_data)
+        self._clock = SerializedTemplate(Clock(), 0, _fill_clock)
+        self._gripper = None  # an arm without a gripper has no franka_gripper topics
         if gripper_joints:
             gripper = JointState(name=list(gripper_joints))
-            self.gripper = SerializedTemplate(gripper, len(gripper_joints), _joint_state_filler(("position",)))
-        self.all_joints = SerializedTemplate(JointState(name=list(all_joints)), 2 * len(all_joints), both)
-        self.tf = tf_template(base_frame, frames)
+            self._gripper = SerializedTemplate(gripper, len(gripper_joints), _joint_state_filler(("position",)))
+        self._all_joints = SerializedTemplate(JointState(name=list(all_joints)), 2 * len(all_joints), both)
+        self._tf = tf_template(base_frame, frames)
 
-    def clock_at(self, seconds: float) -> bytes:
-        return self.clock.serialize(*split_stamp(seconds))
+    # the arm's state topics, every state tick (a RobotSnapshot)
+    def pose(self, stamp: tuple[int, int], snap) -> bytes:
+        """O_T_EE"""
+        return self._pose.serialize(*stamp, np.concatenate((snap.position, snap.quat)))
 
-    def arm(self, snap) -> ArmMessages:
-        """Arm state topics of a RobotSnapshot."""
-        sec, nanosec = split_stamp(snap.stamp)
-        return ArmMessages(
-            pose=self.pose.serialize(sec, nanosec, np.concatenate((snap.position, snap.quat))),
-            twist=self.twist.serialize(sec, nanosec, snap.twist),
-            wrench=self.wrench.serialize(sec, nanosec, snap.wrench),
-            joints=self.joints.serialize(sec, nanosec, np.concatenate((snap.q, snap.dq, snap.tau_measured))),
-            jacobian=self.jacobian.serialize(sec, nanosec, snap.jacobian.ravel(order="F")),
-            clock=self.clock.serialize(sec, nanosec),
-        )
+    def twist(self, stamp: tuple[int, int], snap) -> bytes:
+        """O_dP_EE"""
+        return self._twist.serialize(*stamp, snap.twist)
 
-    def joint_states(self, snap) -> JointStateMessages:
-        """/joint_states (every joint), the gripper's joint_states and /tf."""
-        sec, nanosec = split_stamp(snap.stamp)
-        return JointStateMessages(
-            gripper=self.gripper.serialize(sec, nanosec, snap.gripper_positions) if self.gripper else None,
-            all_joints=self.all_joints.serialize(
-                sec, nanosec, np.concatenate((snap.joint_positions, snap.joint_velocities))
-            ),
-            tf=self.tf.serialize(sec, nanosec, np.hstack((snap.frame_positions, snap.frame_quats)).ravel()),
-        )
+    def wrench(self, stamp: tuple[int, int], snap) -> bytes:
+        """K_F_ext_hat_K"""
+        return self._wrench.serialize(*stamp, snap.wrench)
+
+    def joints(self, stamp: tuple[int, int], snap) -> bytes:
+        """franka_state_controller/joint_states: the arm's q, dq and measured torque"""
+        return self._joints.serialize(*stamp, np.concatenate((snap.q, snap.dq, snap.tau_measured)))
+
+    def jacobian(self, stamp: tuple[int, int], snap) -> bytes:
+        """franka_jacobian, column-major"""
+        return self._jacobian.serialize(*stamp, snap.jacobian.ravel(order="F"))
+
+    # at the joint-state rate: the gripper's joints (a RobotSnapshot), every joint and TF (a JointSnapshot)
+    def gripper(self, stamp: tuple[int, int], snap) -> bytes | None:
+        """franka_gripper/joint_states (None: no gripper)"""
+        return self._gripper.serialize(*stamp, snap.gripper_positions) if self._gripper else None
+
+    def all_joints(self, stamp: tuple[int, int], joints) -> bytes:
+        """/joint_states: every joint of the robot"""
+        return self._all_joints.serialize(*stamp, np.concatenate((joints.joint_positions, joints.joint_velocities)))
+
+    def tf(self, stamp: tuple[int, int], joints) -> bytes:
+        """/tf of the robot's frames in its base frame"""
+        return self._tf.serialize(*stamp, np.hstack((joints.frame_positions, joints.frame_quats)).ravel())
+
+    def clock(self, stamp: tuple[int, int]) -> bytes:
+        return self._clock.serialize(*stamp)
 
 
 def static_transform(parent: str, child: str, translation: np.ndarray, rotation: np.ndarray) -> TransformStamped:

@@ -48,9 +48,9 @@ PARAMETERS: tuple[Param, ...] = (
         "franka_sim", "world_config", "", "the task file of the world ('': config/tasks/pick_cube.yaml)", read_only=True
     ),
     Param("franka_sim", "real_time_factor", 1.0, "pace: 1.0 wall-clock time, 0 as fast as possible", 0.0, 100.0),
-    Param("franka_sim", "state_publish_rate", 500.0, "state topics and Jacobian [Hz]", 1.0, 1000.0, True),
+    Param("franka_sim", "state_publish_rate", 250.0, "state topics and Jacobian [Hz]", 1.0, 1000.0, True),
     Param(
-        "franka_sim", "joint_states_publish_rate", 100.0, "/joint_states, gripper, /tf, /clock [Hz]", 1.0, 1000.0, True
+        "franka_sim", "joint_states_publish_rate", 125.0, "/joint_states, gripper, /tf, /clock [Hz]", 1.0, 1000.0, True
     ),
     Param("franka_sim", "camera_render_divisor", 1, "render at 1/N of the size and scale up (CPU)", read_only=True),
     Param("franka_sim", "task_rate", 10.0, "the task's ground truth on /task/* [Hz]", 0.1, 100.0, True),

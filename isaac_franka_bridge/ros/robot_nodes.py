@@ -42,6 +42,7 @@ from ..sim.state import RobotSnapshot
 from ..world import RobotSpec
 from . import messages as msgs
 from . import parameters
+from .listened import ListenedPublisher
 
 GRIPPER_SETTLE_S = 0.2  # [s] of simulated time the fingers stand still: the goal has ended
 GRIPPER_SETTLE_TIMEOUT = 3.0  # [s] of simulated time: a gripper goal ends after this long in any case
@@ -142,16 +143,10 @@ class FrankaControl(RobotNode):
 class FrankaStateController(RobotNode):
     def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
         super().__init__("franka_state_controller", robot, loop, control)
-        self.joints = self.create_publisher(JointState, "~/joint_states", STATE_QOS)
-        self.pose = self.create_publisher(PoseStamped, "~/O_T_EE", STATE_QOS)
-        self.twist = self.create_publisher(TwistStamped, "~/O_dP_EE", STATE_QOS)
-        self.wrench = self.create_publisher(WrenchStamped, "~/K_F_ext_hat_K", STATE_QOS)
-
-    def publish(self, arm: msgs.ArmMessages) -> None:
-        self.pose.publish(arm.pose)
-        self.twist.publish(arm.twist)
-        self.wrench.publish(arm.wrench)
-        self.joints.publish(arm.joints)
+        self.joints = ListenedPublisher(self, JointState, "~/joint_states", STATE_QOS)
+        self.pose = ListenedPublisher(self, PoseStamped, "~/O_T_EE", STATE_QOS)
+        self.twist = ListenedPublisher(self, TwistStamped, "~/O_dP_EE", STATE_QOS)
+        self.wrench = ListenedPublisher(self, WrenchStamped, "~/K_F_ext_hat_K", STATE_QOS)
 
 
 POSE_TRACE_ENV = "FRANKA_SIM_TRACE_POSE"  # a file: benchmarks/run.py's measure of the pose command path
@@ -171,7 +166,7 @@ class ImpedanceController(RobotNode):
     def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
         super().__init__("cartesian_impedance_controller", robot, loop, control)
         self.add_post_set_parameters_callback(self._on_compliance_set)
-        self.jacobian = self.create_publisher(Float64MultiArray, "~/franka_jacobian", STATE_QOS)
+        self.jacobian = ListenedPublisher(self, Float64MultiArray, "~/franka_jacobian", STATE_QOS)
         self.create_subscription(PoseStamped, "~/equilibrium_pose", self._on_equilibrium_pose, COMMAND_QOS)
         self.create_service(Trigger, "~/start", self._on_start)
         self.create_service(Trigger, "~/stop", self._on_stop)
@@ -233,7 +228,7 @@ class WrenchController(RobotNode):
             self.declare_parameter(
                 f.name, value, ParameterDescriptor(description=f"as loaded: {f.name}", read_only=True)
             )
-        self.jacobian = self.create_publisher(Float64MultiArray, "~/franka_jacobian", STATE_QOS)
+        self.jacobian = ListenedPublisher(self, Float64MultiArray, "~/franka_jacobian", STATE_QOS)
         self.create_subscription(WrenchStamped, "~/wrench_target", self._on_wrench, COMMAND_QOS)
         self.create_subscription(Bool, "~/reset", self._on_reset, COMMAND_QOS)
         self.create_service(Trigger, "~/start", self._on_start)
@@ -263,7 +258,7 @@ class FrankaGripper(RobotNode):
 
     def __init__(self, robot: RobotSpec, loop: SimulationLoop, control: RobotControl) -> None:
         super().__init__("franka_gripper", robot, loop, control)
-        self.joints = self.create_publisher(JointState, "~/joint_states", STATE_QOS)
+        self.joints = ListenedPublisher(self, JointState, "~/joint_states", STATE_QOS)
         self._lock, self._goal = threading.Lock(), 0
         self.latest: RobotSnapshot | None = None  # set by the simulation thread
         self.action = ActionServer(
@@ -319,7 +314,7 @@ class RobotSim(RobotNode):
         super().__init__("sim", robot, loop, control, gripper_type=robot.gripper_type)
         self.settings = settings
         self.add_post_set_parameters_callback(lambda changes: self.settings())
-        self.all_joints = self.create_publisher(JointState, "joint_states", STATE_QOS)
+        self.all_joints = ListenedPublisher(self, JointState, "joint_states", STATE_QOS)
         self.create_subscription(WrenchStamped, "~/external_wrench", self._on_external_wrench, COMMAND_QOS)
         description = control.body.robot_description()
         if description is not None:
@@ -375,7 +370,16 @@ class RobotNodes:
             body.joint_names,
             tuple(prefix + f for f in body.frame_names),
         )
-        self.tf = b""
+        m = self.messages
+        state, controller = self.state_node, self.controller_node
+        # in the order the topics of a tick go out
+        self._arm_topics = (
+            (controller.jacobian, m.jacobian),
+            (state.pose, m.pose),
+            (state.twist, m.twist),
+            (state.wrench, m.wrench),
+            (state.joints, m.joints),
+        )
         self.apply_settings()
 
     def settings(self) -> RobotSettings:
@@ -395,19 +399,26 @@ class RobotNodes:
         settings = self.settings()
         self.loop.submit(lambda: self.control.configure(settings))
 
-    def publish_arm(self, snap: RobotSnapshot) -> None:
-        """The arm's state topics of a state tick (simulation thread)."""
+    def publish_arm(self, stamp: tuple[int, int], snap: RobotSnapshot) -> None:
+        """The arm's state topics of a state tick (simulation thread), each only if it is listened to."""
         if self.gripper_node is not None:
             self.gripper_node.latest = snap
-        arm = self.messages.arm(snap)
-        self.controller_node.jacobian.publish(arm.jacobian)
-        self.state_node.publish(arm)
+        for publisher, serialize in self._arm_topics:
+            if publisher.listened:
+                publisher.publish(serialize(stamp, snap))
         self.control_node.publish()
 
-    def publish_joints(self, snap: RobotSnapshot) -> bytes:
-        """joint_states of the gripper and every joint; returns the robot's TF message."""
-        joints = self.messages.joint_states(snap)
-        if self.gripper_node is not None:
-            self.gripper_node.joints.publish(joints.gripper)
-        self.sim_node.all_joints.publish(joints.all_joints)
-        return joints.tf
+    def publish_joints(self, stamp: tuple[int, int], snap: RobotSnapshot, tf: bool) -> bytes | None:
+        """joint_states of the gripper and of every joint, each only if it is listened to (simulation
+        thread); returns the robot's TF message if `tf` (the world publishes it). Every joint and frame is
+        taken only where one of them goes out."""
+        m, gripper = self.messages, self.gripper_node
+        if gripper is not None and gripper.joints.listened:
+            gripper.joints.publish(m.gripper(stamp, snap))
+        all_joints = self.sim_node.all_joints.listened
+        if not (all_joints or tf):
+            return None
+        joints = self.control.joints()
+        if all_joints:
+            self.sim_node.all_joints.publish(m.all_joints(stamp, joints))
+        return m.tf(stamp, joints) if tf else None

@@ -39,6 +39,7 @@ from ..sim.state import RobotSnapshot
 from ..world import DEFAULT_TASK, WorldSpec, load_world
 from . import camera_process, parameters
 from . import messages as msgs
+from .listened import ListenedPublisher
 from .robot_nodes import LATCHED, RobotNodes
 from .task_publisher import TaskPublisher
 
@@ -61,8 +62,8 @@ class WorldNode(Node):
     def __init__(self) -> None:
         super().__init__("franka_sim", namespace="/")
         parameters.declare(self, "franka_sim")
-        self.clock = self.create_publisher(Clock, "/clock", QoSProfile(depth=1))
-        self.tf = self.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
+        self.clock = ListenedPublisher(self, Clock, "/clock", QoSProfile(depth=1))
+        self.tf = ListenedPublisher(self, TFMessage, "/tf", QoSProfile(depth=100))
         self.tf_static = self.create_publisher(TFMessage, "/tf_static", LATCHED)
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", QoSProfile(depth=10))
         self.add_post_set_parameters_callback(self._on_set)
@@ -95,7 +96,8 @@ class SimulationProcess:
         state_rate = 1.0 / (loop.publish_every * loop.dt)
         self.joints_every = max(1, round(state_rate / world_node.value("joint_states_publish_rate")))
         self._published = 0
-        self._world_tf = msgs.tf_template(WORLD_FRAME, world.frame_names)
+        # the world's own frames (objects, fixed cameras) on /tf, if it has any
+        self._world_tf = msgs.tf_template(WORLD_FRAME, world.frame_names) if world.frame_names else None
         self._first_snapshot = False
         self._publish_static_frames()
         self.camera_process: multiprocessing.Process | None = None
@@ -117,23 +119,27 @@ class SimulationProcess:
         self.world_node.tf_static.publish(TFMessage(transforms=frames))
 
     def _publish(self, sim_time: float, snapshots: list[RobotSnapshot]) -> None:
-        """Called by the simulation thread: every topic of one tick carries the same stamp."""
+        """Called by the simulation thread: every topic of one tick carries the same stamp. A topic nobody
+        subscribes to is skipped (listened.py): unread, it would cost as much as a read one."""
         try:
+            stamp = msgs.split_stamp(sim_time)
             for nodes, snap in zip(self.robots, snapshots, strict=True):
-                nodes.publish_arm(snap)
+                nodes.publish_arm(stamp, snap)
             self._published += 1
             if self._published % self.joints_every == 0:
+                node = self.world_node
                 # /clock with /tf: every node on simulated time (the servers, RViz, tools) runs a Python
                 # callback per /clock message, so it comes at the TF rate, and now() matches the newest TF
-                self.world_node.clock.publish(self.robots[0].messages.clock_at(sim_time))
+                if node.clock.listened:
+                    node.clock.publish(self.robots[0].messages.clock(stamp))
+                tf = node.tf.listened
                 for nodes, snap in zip(self.robots, snapshots, strict=True):
-                    self.world_node.tf.publish(nodes.publish_joints(snap))
-                positions, quats = self.world.frame_poses()
-                if positions.size:
-                    sec, nanosec = msgs.split_stamp(sim_time)
-                    self.world_node.tf.publish(
-                        self._world_tf.serialize(sec, nanosec, np.hstack((positions, quats)).ravel())
-                    )
+                    robot_tf = nodes.publish_joints(stamp, snap, tf)
+                    if robot_tf is not None:
+                        node.tf.publish(robot_tf)
+                if tf and self._world_tf is not None:
+                    positions, quats = self.world.frame_poses()
+                    node.tf.publish(self._world_tf.serialize(*stamp, np.hstack((positions, quats)).ravel()))
             self._first_snapshot = True
         except RCLError:
             if self.world_node.context.ok():

@@ -4,8 +4,9 @@ Shared by every backend. Each tick it measures every arm, runs each robot's acti
 impedance controller, a joint reset, or nothing but the robot's own gravity compensation),
 applies the torques and steps the world once, paced to wall-clock time. Every `publish_every`
 ticks it hands each robot's consistent `RobotSnapshot` to `on_snapshot` (the ROS nodes publish
-them). Other threads talk to it only through `submit` / `call`, which run a function between two
-ticks, and fail at once when the loop has died.
+them; where they publish every joint and frame they take each robot's `joints` there). Other
+threads talk to it only through `submit` / `call`, which run a function between two ticks, and
+fail at once when the loop has died.
 """
 
 from __future__ import annotations
@@ -25,17 +26,21 @@ import numpy as np
 
 from ..backends.base import PhysicsRobot, PhysicsWorld
 from ..controller import CartesianImpedanceController, CartesianWrenchController
-from ..controller.impedance import damped_pinv_of_transpose
+from ..controller.impedance import damped_pinv_of_transpose_times
 from . import reflexes
 from .joint_reset import KD as HOLD_KD
 from .joint_reset import KP as HOLD_KP
 from .joint_reset import JointResetMotion
 from .load import holding_torque
-from .state import ArmState, RobotSnapshot
+from .state import ArmState, JointSnapshot, RobotSnapshot
 
 log = logging.getLogger(__name__)
 
 CATCH_UP_LIMIT = 2.0  # [s] a lag up to this is made up by running faster; beyond, pace restarts from now
+# [s] the paced loop runs ahead of the wall clock by up to this, then sleeps it off: a few ticks per wake-up.
+# Every wake-up of the sleeping thread costs (measured on a 2-core VM: one tick of ram_insertion 118 us unpaced,
+# 200 us paced with a sleep after every 1 ms ahead, 151 us after every 4 ms); a command wakes it at once
+SLEEP_AHEAD = 0.004
 SAFETY_EVERY = 2  # ticks between external-wrench estimates and reflex checks (2 ms)
 WRENCH_FILTER_FACTOR = 0.2  # first-order filter of the wrench estimate per estimate (~10 ms)
 
@@ -84,6 +89,7 @@ class RobotControl:
         # where a starting controller's torque-rate limit counts from; zero while none commands
         self.tau_commanded = np.zeros(7)
         self.settings = RobotSettings()
+        self._noisy = False  # whether settings.wrench_noise_std has a non-zero entry
         self._rng = np.random.default_rng()
         self._wrench_on_robot = np.zeros(6)  # estimated external wrench acting on the robot, base frame
 
@@ -94,6 +100,7 @@ class RobotControl:
         if mass != old_mass or not np.array_equal(center, old_center):
             self.body.set_payload(mass, center, inertia)
         self.settings = settings
+        self._noisy = bool(settings.wrench_noise_std.any())
 
     def start_controller(self) -> None:
         """Launch the controller afresh at the current pose (impedance: gains rise from zero), as the
@@ -167,7 +174,8 @@ class RobotControl:
             tau = self.tau_commanded = np.zeros(7)
         # the robot's own model compensates the load it was told about
         declared_load = self._load_torque(s, *self.settings.declared_load)
-        tau = tau + declared_load
+        if isinstance(declared_load, np.ndarray):  # (none declared: nothing to add)
+            tau = tau + declared_load
         if tick % SAFETY_EVERY == 0:
             self._estimate_wrench(s, declared_load)
             if self.mode is not Mode.REFLEX:
@@ -191,43 +199,44 @@ class RobotControl:
         Contacts and pushes, plus whatever of the load's weight the declared load (its holding
         torque `declared_load`) does not explain.
         """
-        tau_ext = self.body.external_torque() - self._load_torque(s, *self.settings.payload[:2]) + declared_load
-        wrench = damped_pinv_of_transpose(s.jacobian, 1e-3) @ tau_ext
+        tau_ext = self.body.external_torque() + declared_load
+        mass, center = self.settings.payload[:2]
+        if mass > 0.0:
+            tau_ext -= self._load_torque(s, mass, center)
+        wrench = damped_pinv_of_transpose_times(s.jacobian, 1e-3, tau_ext)
         # filtered like the robot's tau_ext_hat_filtered: contact impulses of one tick are not a collision
         a = WRENCH_FILTER_FACTOR
         self._wrench_on_robot = a * wrench + (1.0 - a) * self._wrench_on_robot
 
     def snapshot(self, s: ArmState) -> RobotSnapshot:
         """The state measured at the start of this tick, with the wrench estimated from it."""
-        b = self.body
-        rt = s.rotation.T
-        w = self._wrench_on_robot
         # K_F_ext_hat_K: as the real robot reports it, the wrench the robot exerts on its
         # environment (the negative of the one acting on it), in the stiffness (EE) frame
-        wrench_k = -np.concatenate([rt @ w[:3], rt @ w[3:]]) + self.settings.wrench_bias
-        if self.settings.wrench_noise_std.any():
+        # (rows of w.reshape(2, 3) @ R are R^T f and R^T m)
+        wrench_k = self.settings.wrench_bias - (self._wrench_on_robot.reshape(2, 3) @ s.rotation).ravel()
+        if self._noisy:
             wrench_k += self._rng.normal(0.0, 1.0, 6) * self.settings.wrench_noise_std
+        return RobotSnapshot(
+            self.sim_time,
+            s.q,
+            s.dq,
+            s.tau_measured,
+            s.position,
+            s.quat,
+            s.jacobian @ s.dq,
+            wrench_k,
+            s.jacobian,
+            self.body.gripper_positions(),
+            self.mode.value,
+        )
+
+    def joints(self) -> JointSnapshot:
+        """Every joint and frame of the robot now, for /joint_states and TF: taken in the simulation thread
+        where they are published (on_snapshot), not every state tick."""
+        b = self.body
         positions, velocities = b.joint_state()
         frame_positions, frame_quats = b.frame_poses()
-        return RobotSnapshot(
-            stamp=self.sim_time,
-            q=s.q,
-            dq=s.dq,
-            tau_measured=s.tau_measured,
-            position=s.position,
-            quat=s.quat,
-            twist=s.jacobian @ s.dq,
-            wrench=wrench_k,
-            jacobian=s.jacobian,
-            gripper_joint_names=b.gripper_joint_names,
-            gripper_positions=b.gripper_positions(),
-            joint_names=b.joint_names,
-            joint_positions=positions,
-            joint_velocities=velocities,
-            frame_positions=frame_positions,
-            frame_quats=frame_quats,
-            mode=self.mode.value,
-        )
+        return JointSnapshot(positions, velocities, frame_positions, frame_quats)
 
 
 class SimulationLoop:
@@ -253,6 +262,7 @@ class SimulationLoop:
         self.measured_rtf = 0.0
         self.tick_durations: deque[float] = deque(maxlen=5000)  # [s] compute time of recent ticks
         self._commands: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
+        self._wake = threading.Event()  # set by submit: a sleeping loop ticks at once
         # called at state ticks with (sim time, world.render_state()) when cameras render
         self.render_sink: Callable[[float, object], None] | None = None
         self._running = threading.Event()
@@ -266,6 +276,7 @@ class SimulationLoop:
             raise RuntimeError("the simulation loop is not running")
         future: Future = Future()
         self._commands.put((fn, future))
+        self._wake.set()
         return future
 
     def call(self, fn: Callable[[], Any], timeout: float = 2.0) -> Any:
@@ -278,6 +289,7 @@ class SimulationLoop:
 
     def stop(self) -> None:
         self._running.clear()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
 
@@ -313,8 +325,8 @@ class SimulationLoop:
                     rtf_wall, rtf_sim = now, self.sim_time
                 if self.real_time_factor > 0.0:
                     ahead = (self.sim_time - sim0) / self.real_time_factor - (now - wall0)
-                    if ahead > 0.001:
-                        time.sleep(ahead)
+                    if ahead > SLEEP_AHEAD:
+                        self._sleep(ahead)
                     elif ahead < -CATCH_UP_LIMIT:  # fell far behind: keep pace from here rather than sprint
                         wall0, sim0 = now, self.sim_time
         except Exception:  # a dead simulation must be visible, not silent
@@ -323,6 +335,15 @@ class SimulationLoop:
         finally:
             self._running.clear()
             self._fail_pending()
+
+    def _sleep(self, ahead: float) -> None:
+        """Wait out `ahead`; a command submitted meanwhile ends the wait, so that the next tick runs it now, as
+        at 1 kHz (unless a flood of commands has put the loop twice SLEEP_AHEAD ahead: it then sleeps it off)."""
+        if ahead > 2.0 * SLEEP_AHEAD:
+            time.sleep(ahead)
+            return
+        self._wake.wait(ahead)
+        self._wake.clear()  # (a command submitted since is in the queue: the next tick runs it)
 
     def _fail_pending(self) -> None:
         while not self._commands.empty():

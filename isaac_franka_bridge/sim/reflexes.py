@@ -7,6 +7,7 @@ ignores commands until `error_recovery` is called.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -29,6 +30,17 @@ class ReflexLimits:
     workspace_min: np.ndarray = field(default_factory=lambda: np.array([-0.9, -0.9, -0.05]))
     workspace_max: np.ndarray = field(default_factory=lambda: np.array([0.9, 0.9, 1.3]))
 
+    @functools.cached_property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of (q, dq, commanded torque, EE position) stacked, as `check` applies them
+        (a set of limits is replaced whole, never changed in place)."""
+        margin = self.joint_position_margin
+        velocity = self.joint_velocity_scale * JOINT_VELOCITY_LIMIT
+        torque = self.torque_scale * JOINT_TORQUE_LIMIT
+        lower = np.concatenate((JOINT_LOWER + margin, -velocity, -torque, self.workspace_min))
+        upper = np.concatenate((JOINT_UPPER - margin, velocity, torque, self.workspace_max))
+        return lower, upper
+
 
 def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0]) + 1
@@ -48,6 +60,11 @@ def check(
     force = math.sqrt(float(external_force @ external_force))
     if force > limits.contact_force:
         return f"cartesian_reflex: external force {force:.1f} N > {limits.contact_force:g} N"
+    # every limit at once (this runs every other tick); which one, only when one is exceeded
+    lower, upper = limits.bounds
+    state = np.concatenate((q, dq, tau_commanded, position))
+    if not ((state < lower) | (state > upper)).any():
+        return None
     margin = limits.joint_position_margin
     outside = (q < JOINT_LOWER + margin) | (q > JOINT_UPPER - margin)
     fast = np.abs(dq) > limits.joint_velocity_scale * JOINT_VELOCITY_LIMIT

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,9 +22,11 @@ class ArmState:
     coriolis: np.ndarray  # (7,) C(q, dq) dq
 
 
-@dataclass(frozen=True)
-class RobotSnapshot:
-    """One consistent state of the simulated robot, published with a single stamp."""
+class RobotSnapshot(NamedTuple):
+    """One consistent state of the simulated robot, published with a single stamp (every state tick).
+
+    A named tuple, not a dataclass: one is made every state tick, and a frozen dataclass costs several
+    times more to build."""
 
     stamp: float  # simulated time [s]
     q: np.ndarray
@@ -34,11 +37,14 @@ class RobotSnapshot:
     twist: np.ndarray  # (6,) O_dP_EE = J dq (linear, angular), base frame
     wrench: np.ndarray  # (6,) K_F_ext_hat_K: external wrench in the stiffness (end-effector) frame
     jacobian: np.ndarray  # (6, 7)
-    gripper_joint_names: tuple[str, ...]
     gripper_positions: np.ndarray
-    joint_names: tuple[str, ...]  # every joint of the model, for /joint_states
-    joint_positions: np.ndarray
+    mode: str
+
+
+class JointSnapshot(NamedTuple):
+    """Every joint and frame of the robot (for /joint_states and TF), taken only where they are published."""
+
+    joint_positions: np.ndarray  # of the backend's joint_names
     joint_velocities: np.ndarray
     frame_positions: np.ndarray  # (n, 3) of the backend's frame_names, base frame
     frame_quats: np.ndarray  # (n, 4) (x, y, z, w)
-    mode: str

@@ -14,6 +14,7 @@ submit/call; none knows the backend. Publishing runs in the simulation thread (`
 
 from __future__ import annotations
 
+import concurrent.futures
 import math
 import os
 import threading
@@ -30,6 +31,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future as RclpyFuture
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
@@ -122,22 +124,43 @@ class FrankaControl(RobotNode):
         except RuntimeError as exc:
             return _answer(response, False, str(exc))
 
-    def _on_joint_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+    async def _on_joint_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """A coroutine: while the arm moves (seconds) the node's executor runs the other callbacks, so that this
+        node needs no thread of its own (a thread pool's executor costs about 1.3 ms of CPU per service call)."""
         target = np.array(_value(self, "reset_joint_target"), dtype=float)
         self.get_logger().info(f"joint reset to {target.round(3).tolist()}")
         try:
             done = self.loop.call(lambda: self.control.begin_joint_reset(target))
         except RuntimeError as exc:  # in a reflex: the robot refuses until error recovery
             return _answer(response, False, str(exc))
-        try:
-            reached = done.result(timeout=JOINT_RESET_TIMEOUT)
-        except TimeoutError:
-            reached = False
+        reached = await awaitable(done, JOINT_RESET_TIMEOUT, timed_out=False)
         if reached:
             return _answer(response, True, "at the reset joint target")
         if self.control.reflex is not None:
             return _answer(response, False, f"joint reset stopped by a reflex: {self.control.reflex}")
         return _answer(response, False, "joint reset timed out before the target")
+
+
+def awaitable(done: concurrent.futures.Future, timeout: float, timed_out: object) -> RclpyFuture:
+    """What a coroutine callback awaits for `done` (resolved by the simulation thread): its result, or `timed_out`
+    once `timeout` s have passed, whichever comes first."""
+    result, lock = RclpyFuture(), threading.Lock()
+
+    def settle(value: object) -> None:  # (the simulation thread, or the timer's)
+        with lock:
+            if not result.done():
+                result.set_result(value)
+
+    timer = threading.Timer(timeout, settle, (timed_out,))
+    timer.daemon = True
+    timer.start()
+
+    def on_done(future: concurrent.futures.Future) -> None:
+        timer.cancel()
+        settle(future.result())
+
+    done.add_done_callback(on_done)
+    return result
 
 
 class FrankaStateController(RobotNode):
@@ -355,9 +378,9 @@ class RobotNodes:
         # like the real stack, franka_gripper exists only when a gripper is mounted
         self.gripper_node = FrankaGripper(robot, loop, control) if robot.gripper_type != "None" else None
         self.nodes = [self.control_node, self.state_node, self.controller_node, self.sim_node]
-        # nodes with callbacks that wait for seconds (a joint reset, a gripper's motion); the others' wait
-        # one tick at most
-        self.waiting_nodes = [self.control_node]
+        # nodes with callbacks that wait for seconds (a gripper's motion); the others' wait one tick at most (the
+        # joint reset, which takes seconds, is a coroutine: its node's executor goes on meanwhile)
+        self.waiting_nodes = []
         if self.gripper_node is not None:
             self.nodes.append(self.gripper_node)
             self.waiting_nodes.append(self.gripper_node)

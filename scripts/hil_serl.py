@@ -512,6 +512,7 @@ class ExpertLog:
     successes: int = 0
     seconds: float = 0.0
     intervened: float = 0.0  # seconds of those episodes in which it drove (after --patience)
+    alone: deque = field(default_factory=lambda: deque(maxlen=10))  # the last episodes: the policy's success alone?
 
     def feed(self, part: Part, record: str) -> None:
         match = EPISODE.search(record)
@@ -519,6 +520,7 @@ class ExpertLog:
             return
         took, how = float(match[3]), match[4]
         since = re.search(r"from ([\d.]+) s on", how)
+        self.alone.append(match[2] == "success" and "by the policy" in how)
         self.episodes += 1
         self.successes += match[2] == "success"
         self.seconds += took
@@ -1230,13 +1232,15 @@ class Loop:
     def confirmed(self, step: int) -> dict | None:
         return next((c for c in self.confirmations if c["step"] == step), None)
 
-    def evaluate_newest(self) -> None:
+    def evaluate_newest(self, why: str = "") -> None:
         """During training: the newest checkpoint on selection episodes; where it reaches the goal, on fresh ones
         at once (the loop stops there with --until where they confirm it)."""
         args = self.run.args
         step = max(self.found)
         if any(c["step"] == step for c in self.checkpoints):
             return
+        if why:
+            say(f"evaluating checkpoint {step} now{why}")
         entry = self.select(step)
         if entry["rate"] >= args.goal:
             fresh = self.confirm(step)
@@ -1335,15 +1339,20 @@ def step_loop(run: Run) -> None:
     say(f"training for {args.minutes:g} minutes from the first demo, the evaluations' pauses not counted; the newest "
         f"checkpoint evaluated every {args.eval_every:g} min on {args.select_episodes} selection episodes, confirmed "
         f"on {args.fresh_episodes} fresh ones where it reaches {100 * args.goal:.0f} %")  # fmt: skip
-    next_eval = args.eval_every
+    next_eval, last_eval, episodes_then = args.eval_every, 0.0, 0
 
     def done() -> bool:
-        nonlocal next_eval
+        nonlocal next_eval, last_eval, episodes_then
         loop.watch(progress.bar.n)
-        if run.learner is not None and loop.found and clock.minutes() >= next_eval:
+        expert, now = progress.expert, clock.minutes()
+        # besides every --eval-every minutes: as soon as the policy finishes 8 of the expert's last 10 episodes
+        # alone (10 new since the last evaluation, a minute after it), as a person would try it then
+        doing_it = len(expert.alone) == 10 and sum(expert.alone) >= 8 and expert.episodes - episodes_then >= 10
+        if run.learner is not None and loop.found and (now >= next_eval or (doing_it and now - last_eval >= 1.0)):
             with Pause(run, clock):
-                loop.evaluate_newest()
-            next_eval = clock.minutes() + args.eval_every
+                loop.evaluate_newest(why="" if now >= next_eval else " (the policy did 8 of its last 10 alone)")
+            last_eval, episodes_then = clock.minutes(), expert.episodes
+            next_eval = last_eval + args.eval_every
         return loop.stop or clock.minutes() >= args.minutes
 
     train(run, path, demos, {}, done)

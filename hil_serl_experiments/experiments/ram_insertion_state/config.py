@@ -12,6 +12,7 @@ consequence of having no images:
   choice, which only a simulator offers; and between episodes a stick that has moved in the hand is put back
   (POST /task/reset), as a person at the real set-up would, counted in the actor's output;
 - the server is $FRANKA_SIM_URL (default the ram_insertion world's), so that several worlds each have their actor;
+- SAC's target entropy is -6 (-|A|, SAC's own heuristic), not make_sac_pixel_agent's -3 (agent_kwargs);
 - the step period is held at FrankaEnv's own 100 ms (step_period.StepPeriod: FrankaEnv sleeps to 100 ms from its
   step's start, and what runs after its sleep, 15-20 ms beside a learner on 2 cores, would come on top).
 """
@@ -47,7 +48,9 @@ class TrainConfig(RAMInsertionTrainConfig):
     checkpoint_period = 2000  # learner steps (ram_insertion: 5000, at about 1 step/s with images on a GPU)
     buffer_period = 1000
     steps_per_update = 50
-    agent_kwargs: dict = {}  # the agent's hyperparameters beyond make_sac_pixel_agent's (state_agent.configure)
+    # the agent's hyperparameters beyond make_sac_pixel_agent's (state_agent.configure): SAC's own target entropy,
+    # -|A| (make_sac_pixel_agent's is -|A|/2: its samples stray 2-3 mm a step from their mean; docs/learning.md)
+    agent_kwargs: dict = {"target_entropy": -6.0}
     state_units = True  # the state in the task's units (observation.TaskUnits); False: SI units
 
     def __init__(self) -> None:

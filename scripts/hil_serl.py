@@ -235,6 +235,13 @@ class Part:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, sig)
 
+    def stopped(self) -> bool:
+        """Whether the part's process is stopped (SIGSTOP takes effect when the kernel next schedules it)."""
+        try:
+            return Path(f"/proc/{self.popen.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "Tt"
+        except (OSError, IndexError):
+            return not self.alive()
+
     def _group_alive(self) -> bool:
         self.popen.poll()  # reaps the leader, so that a group of one zombie reads as gone
         try:
@@ -1160,6 +1167,9 @@ class Pause:
         self.clock.pause()
         for part in self.stopped:
             part.signal(signal.SIGSTOP)
+        deadline = time.monotonic() + 5.0
+        while not all(part.stopped() for part in self.stopped) and time.monotonic() < deadline:
+            time.sleep(0.01)
         return self
 
     def _leave(self) -> None:

@@ -29,6 +29,7 @@ SIGTERM, or when one of them dies (showing that one's last lines). Exit status: 
 from __future__ import annotations
 
 import argparse
+import ast
 import codecs
 import contextlib
 import json
@@ -1373,6 +1374,10 @@ def step_loop(run: Run) -> None:
     put_back = actor_log.count("in the hand: put back")
     say(f"the held object was put back in the hand {put_back} time(s) between training episodes (moved in the hand)")
     pace = actor_pace(actor_log)
+    learner_log = (exp.logs / "learner.log").read_text(errors="replace") if (exp.logs / "learner.log").is_file() else ""
+    used = re.search(r"\[state agent\] the experiment's hyperparameters: (\{.*\})", learner_log)
+    if used:  # what the learner's agent was made with: the config's agent_kwargs and --agent over them
+        loop.record["agent"] = ast.literal_eval(used[1])
     if pace:
         say(f"the actor beside its learner: {pace['env_steps_per_s']} env steps/s within episodes (step period p50 "
             f"{pace['period_p50_ms']} ms, p99 {pace['period_p99_ms']} ms)")  # fmt: skip

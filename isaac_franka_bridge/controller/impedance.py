@@ -1,4 +1,4 @@
-"""The Cartesian impedance law of the real robot's 1 kHz controller (../shared/design/controller.md).
+"""The Cartesian impedance law of the real robot's 1 kHz controller (docs/controller.md).
 
 Pure math (numpy, and LAPACK through scipy): no ROS, no simulator. A backend feeds it the measured
 state each tick and applies the torque it returns; gravity is not part of the law (the robot, or the

@@ -995,7 +995,7 @@ def learning(args) -> tuple[list[tuple[str, str]], str]:
     its own world): each run's record into benchmarks/learning/, one curve of all runs, a table of their figures."""
     LEARNING.mkdir(exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    for seed in args.seeds:
+    for seed in range(1, args.runs + 1) if args.runs else args.seeds:
         directory = ROOT / "runs" / f"{LEARNING_TASK}-bench-{stamp}-seed{seed}"
         flags = ("--minutes", f"{args.learning_minutes:g}", "--seed", str(seed), *args.loop_args)
         pipeline_step(directory, "loop", *flags, task=LEARNING_TASK)
@@ -1025,6 +1025,8 @@ def learning_table(paths: list[Path]) -> tuple[list[tuple[str, str]], str]:
         )
         to_goal = r.get("minutes_to_90")
         rows += [
+            (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
+             f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})"),
             (f"seed {r['seed']}: named checkpoint (minute; chosen on {len(r['checkpoints'][0]['episodes'])} selection "
              "episodes per checkpoint)", f"{named['step']} ({named['minutes']:.1f} min)"),
             (f"seed {r['seed']}: the named one on fresh episodes (95 % interval)", share(r["fresh"])),
@@ -1091,6 +1093,7 @@ def main() -> int:
     parser.add_argument("--learning-only", action="store_true", help="only HIL-SERL learning ram_insertion_state (8.)")
     parser.add_argument("--learning-minutes", type=float, default=60.0, help="learning: training minutes per run")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="learning: one run per seed")
+    parser.add_argument("--runs", type=int, help="learning: N runs, seeds 1 to N (in place of --seeds)")
     parser.add_argument("--loop-args", nargs=argparse.REMAINDER, default=[], help="learning: more loop options")
     parser.add_argument("--learning-table", action="store_true", help="learning: the table of the committed records")
     args = parser.parse_args()
@@ -1109,7 +1112,8 @@ def main() -> int:
         return 0
 
     if args.learning_only or args.learning_table:
-        rows, after = learning(args) if args.learning_only else learning_table(sorted(LEARNING.glob("*-*.json")))
+        committed = sorted(LEARNING.glob(f"{LEARNING_TASK}-*.json"))
+        rows, after = learning(args) if args.learning_only else learning_table(committed)
         print("\n" + markdown_table(rows) + "\n" + after)
         if not args.no_write:
             write_learning(rows, after)

@@ -46,9 +46,10 @@ def draw_run(axes, record: dict, color: str, label: str, detail: bool) -> None:
         if training:
             middle = [(t["minutes"][0] + t["minutes"][1]) / 2 for t in training]
             steps = env_steps_at(training)[1]
-            xs = middle if x == "minutes" else steps
-            rates = [100 * (t["intervention_rate"] or 0.0) for t in training]
-            ax.plot(xs, rates, "--", color=color, alpha=0.7,
+            acting = [(at, 100 * t["intervention_rate"])  # bins where the actor stepped (none after the training)
+                      for at, t in zip(middle if x == "minutes" else steps, training, strict=True)
+                      if t["intervention_rate"] is not None]  # fmt: skip
+            ax.plot([at for at, _ in acting], [rate for _, rate in acting], "--", color=color, alpha=0.7,
                     label=f"{label}intervention rate (training)" if detail or not label else None)  # fmt: skip
         if selection:
             ax.errorbar([c[x] for c in selection], [100 * c["rate"] for c in selection], yerr=error_bars(selection),

@@ -1026,7 +1026,9 @@ def learning_table(paths: list[Path]) -> tuple[list[tuple[str, str]], str]:
         to_goal = r.get("minutes_to_90")
         rows += [
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
-             f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})"),
+             f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})" if "stopped_at_minute" not in r else
+             f"{r['stopped_at_minute']:g} of {r['minutes']:g}, stopped by hand ({r['wall_minutes']:.0f}): the "
+             "record's `ended`"),
             (f"seed {r['seed']}: named checkpoint (minute; chosen on {len(r['checkpoints'][0]['episodes'])} selection "
              "episodes per checkpoint)", f"{named['step']} ({named['minutes']:.1f} min)"),
             (f"seed {r['seed']}: the named one on fresh episodes (95 % interval)", share(r["fresh"])),

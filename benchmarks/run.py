@@ -24,7 +24,7 @@
    scripted expert through scripts/hil_serl.py, from nothing running and an empty experiment directory: each
    step's wall time, the time to the first demo, env steps/s of record_demos and of the actor beside its
    learner; written to its own section of results.md.
-8. (only with --learning-only, `make bench-learning`: about 80 minutes a run, 3 runs) HIL-SERL learning the
+8. (only with --learning-only, `make bench-learning`: about 100 minutes a run, 3 runs) HIL-SERL learning the
    state-based ram_insertion (hil_serl_experiments/) with its own train_rlpd.py through `scripts/hil_serl.py
    ram_insertion_state loop --seed N`, once per --seeds, each from nothing: 20 demos by the scripted expert, learner
    and actor with the expert after its patience, evaluations while training, the named checkpoint confirmed on 50

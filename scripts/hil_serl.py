@@ -1374,12 +1374,16 @@ def step_loop(run: Run) -> None:
     train_summary = dict(run.summary)
     run.parts.stop({"actor", "learner", "expert"})
     loop.watch(progress.bar.n)  # a checkpoint written as the learner stopped
-    actor_log = (exp.logs / "actor.log").read_text(errors="replace") if (exp.logs / "actor.log").is_file() else ""
+
+    def log_text(part: str) -> str:  # a part's log of this run ('' where it wrote none)
+        path = exp.logs / f"{part}.log"
+        return path.read_text(errors="replace") if path.is_file() else ""
+
+    actor_log = log_text("actor")
     put_back = actor_log.count("in the hand: put back")
     say(f"the held object was put back in the hand {put_back} time(s) between training episodes (moved in the hand)")
     pace = actor_pace(actor_log)
-    learner_log = (exp.logs / "learner.log").read_text(errors="replace") if (exp.logs / "learner.log").is_file() else ""
-    used = re.search(r"\[state agent\] the experiment's hyperparameters: (\{.*\})", learner_log)
+    used = re.search(r"\[state agent\] the experiment's hyperparameters: (\{.*\})", log_text("learner"))
     if used:  # what the learner's agent was made with: the config's agent_kwargs and --agent over them
         loop.record["agent"] = ast.literal_eval(used[1])
     if pace:

@@ -149,7 +149,9 @@ def test_usb_expert_picks_the_dropped_stick_up_and_plugs_it_in():
     with task_world("usb_pickup_insertion", *CAMERAS) as (clients, _):
         robot = clients[""]
         urls = [robot.url]
+        # the experiment's MAX_EPISODE_LENGTH, 120 steps (the actor's default is ram_insertion's 100)
         spec = {"experiment": "usb_pickup_insertion", "servers": {"EnvConfig": robot.url}, "episodes": 2}
+        spec["max_steps"] = 120
         with actor(spec, urls) as env:
             outcome, _ = episode(env, expert("usb_pickup_insertion", urls))
             assert outcome["success"] and outcome["first_success"], outcome

@@ -335,6 +335,11 @@ class UsbPickupInsertion(Expert):
     PUSH = 0.003  # [m] push this far past plugged
     SLIDE_PRESS = 0.001  # [m] the hand this much below the grasp height while sliding (the stick on the platform)
     SETTLED = 0.0025  # [m] done once the stick is this close to plugged in (success is 4 mm)
+    SUCCESS = 0.004  # [m] the task's tolerance (config/tasks/usb_pickup_insertion.yaml)
+    # inserting, short of success, the plug this many ticks without going 0.5 mm deeper: stuck; back out to
+    # the line-up point and come in again, as a person does (it says where the plug was)
+    STUCK_TICKS = 15
+    PROGRESS = 0.0005  # [m]
 
     def finished(self, truth: dict) -> bool:
         return bool(truth["success"]) and float(truth["values"].get("error_m", 0.0)) <= self.SETTLED
@@ -342,6 +347,7 @@ class UsbPickupInsertion(Expert):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.closing = 0  # ticks the left button has been held
+        self.deepest = (-np.inf, 0)  # inserting: the plug's deepest depth so far [m], and the tick it got there
 
     def after_success(self) -> None:
         """Let go of the plugged-in stick with the gripper wide open (with reopen_robotiq): USBEnv's next
@@ -353,6 +359,18 @@ class UsbPickupInsertion(Expert):
         """The stick between the closed fingers: near the TCP, and the fingers closer than the 175 position."""
         grasp_point = arm.hand.pos + arm.hand.rot.apply([0.0, 0.0, self.GRASP_HEIGHT])
         return np.linalg.norm(usb.pos - grasp_point) < 0.012 and arm.gripper < 0.28
+
+    def where(self, arm: Arm, usb: Pose, plugged: Pose, depth: float, lateral: float, turn: float) -> str:
+        """Where the plug is against the hole, and the hand against the env's limits (what a stuck insertion
+        needs to be understood)."""
+        along = usb.rot.apply([1.0, 0.0, 0.0])
+        return (
+            f"the plug {-depth * 1000:.1f} mm out, {lateral * 1000:.1f} mm aside, "
+            f"{(usb.pos[2] - plugged.pos[2]) * 1000:+.1f} mm high, pitched {np.degrees(np.arcsin(along[2])):+.1f} deg,"
+            f" yawed {np.degrees(turn):+.1f} deg; the hand at {np.round(arm.hand.pos, 4).tolist()} "
+            f"(limits {np.round(arm.config.low, 4).tolist()} to {np.round(arm.config.high, 4).tolist()}), "
+            f"the gripper {arm.gripper:.2f}; backing out to line up again"
+        )
 
     def tick(self, truth: dict) -> None:
         arm = self.arms[0]
@@ -377,6 +395,14 @@ class UsbPickupInsertion(Expert):
                     self.set_phase("insert")
             if self.phase == "insert":
                 depth_goal = self.PUSH
+                if depth > self.deepest[0] + self.PROGRESS:
+                    self.deepest = (depth, self.ticks)
+                elif depth < -self.SUCCESS and self.ticks - self.deepest[1] > self.STUCK_TICKS:
+                    self.log(f"[{self.name}] stuck: {self.where(arm, usb, plugged, depth, lateral, turn)}")
+                    self.set_phase("line up with the port")
+                    depth_goal = -self.IN_FRONT
+            if self.phase != "insert":
+                self.deepest = (-np.inf, self.ticks)
             move = (plugged.pos + depth_goal * into - usb.pos)[:2]
             hand_yaw = arm.hand.rot.as_euler("xyz")[2]
             goal = Pose(

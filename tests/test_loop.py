@@ -11,7 +11,8 @@ import pytest
 
 from isaac_franka_bridge.backends import create_world
 from isaac_franka_bridge.controller import CartesianImpedanceController
-from isaac_franka_bridge.sim.loop import Mode, SimulationLoop
+from isaac_franka_bridge.sim import reflexes
+from isaac_franka_bridge.sim.loop import Mode, RobotSettings, SimulationLoop
 from isaac_franka_bridge.world import load_world, one_robot_world
 
 DUAL_ARM = os.path.join(os.path.dirname(__file__), "..", "config", "tasks", "dual_arm.yaml")
@@ -75,3 +76,26 @@ def test_the_pace_is_set_as_a_number():
     assert loop.real_time_factor == 2.0
     with pytest.raises(ValueError):
         loop.set_pace(float("nan"))
+
+
+def test_a_joint_stopped_in_its_position_margin_can_move_away_after_the_recovery():
+    """A joint within `joint_position_margin` of its limit trips the reflex while it moves toward the limit; after
+    the error recovery it stands there without tripping it again, and a motion away from the limit goes through
+    (a policy that turned joint 7 into its margin left the arm in a reflex that every /clearerr re-entered)."""
+    loop = make_loop(one_robot_world(), [])
+    control = loop.robots[0]
+    control.configure(RobotSettings(reflex_limits=reflexes.ReflexLimits(joint_position_margin=0.3)))
+    start = control.body.measure().q.copy()
+    toward = start.copy()
+    toward[6] = reflexes.JOINT_UPPER[6] - 0.1  # inside the margin
+    loop.submit(lambda: control.begin_joint_reset(toward))
+    loop.run_ticks(10000)
+    assert control.mode is Mode.REFLEX and "joint_position_limits_violation: joint 7" in control.reflex
+    assert control.body.measure().q[6] > reflexes.JOINT_UPPER[6] - 0.3 - 0.05
+    loop.submit(control.recover)
+    loop.run_ticks(2000)
+    assert control.mode is Mode.IMPEDANCE, control.reflex  # standing in the margin
+    reached = loop.submit(lambda: control.begin_joint_reset(start))
+    loop.run_ticks(10000)
+    assert control.mode is Mode.IMPEDANCE and abs(control.body.measure().q[6] - start[6]) < 0.02, control.reflex
+    assert reached.done() and reached.result().result() is True

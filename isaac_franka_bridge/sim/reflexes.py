@@ -2,7 +2,8 @@
 
 As on the real Franka, exceeding a contact-force, joint-position, joint-velocity or torque limit (or
 leaving the Cartesian workspace box) puts the robot in a reflex state in which it holds still and
-ignores commands until `error_recovery` is called.
+ignores commands until `error_recovery` is called. A joint within `joint_position_margin` of its limit trips
+the reflex only while it moves toward the limit, so that after the recovery it can be moved away.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ JOINT_LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2
 JOINT_UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
 JOINT_VELOCITY_LIMIT = np.array([2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61])
 JOINT_TORQUE_LIMIT = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])
+INTO_LIMIT = 1e-3  # [rad/s] a joint within its position margin moving this fast toward the limit trips the reflex
 
 
 @dataclass
@@ -66,7 +68,9 @@ def check(
     if not ((state < lower) | (state > upper)).any():
         return None
     margin = limits.joint_position_margin
-    outside = (q < JOINT_LOWER + margin) | (q > JOINT_UPPER - margin)
+    # a joint within the margin trips the reflex while it moves on toward its limit: after an error recovery it
+    # can move away again, as the real arm can (standing still there, it would trip again at every check)
+    outside = ((q < JOINT_LOWER + margin) & (dq < -INTO_LIMIT)) | ((q > JOINT_UPPER - margin) & (dq > INTO_LIMIT))
     fast = np.abs(dq) > limits.joint_velocity_scale * JOINT_VELOCITY_LIMIT
     strong = np.abs(tau_commanded) > limits.torque_scale * JOINT_TORQUE_LIMIT
     box = (position < limits.workspace_min) | (position > limits.workspace_max)

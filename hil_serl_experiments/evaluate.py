@@ -73,9 +73,7 @@ class CheckpointPolicy:
     into it (same shapes: no recompilation)."""
 
     def __init__(self, config, env, seed: int) -> None:
-        from serl_launcher.utils import launcher
-
-        self.agent = launcher.make_sac_pixel_agent(
+        self.agent = state_agent.factory(config.setup_mode)(
             seed=seed,
             sample_obs=env.observation_space.sample(),
             sample_action=env.action_space.sample(),
@@ -102,9 +100,13 @@ class CheckpointPolicy:
         return act
 
 
-def expert_policy(task: str):
-    """The scripted expert's action of each tick, taken where it would deflect the SpaceMouse (exactly what
-    SpaceMouseExpert would make of it), given to the env as the policy's."""
+GRIPPER_BUTTONS = {"close": -1.0, "open": 1.0}  # SpacemouseIntervention: the left button -1 (close), the right +1
+
+
+def expert_policy(task: str, action_size: int):
+    """The scripted expert's action of each tick, taken where it would deflect the SpaceMouse and press its buttons
+    (exactly what SpaceMouseExpert and SpacemouseIntervention would make of them), given to the env as the
+    policy's: 6 values, or 7 with the gripper's (-1 close, 0 stay, 1 open) where the policy drives the gripper."""
     from scripted_expert.experts import EXPERTS
     from scripted_expert.motion import action_of, axes_for
 
@@ -113,16 +115,18 @@ def expert_policy(task: str):
 
     def command(action=None, gripper=None) -> None:
         taken["action"] = action_of(axes_for(np.zeros(6) if action is None else action))
+        taken["gripper"] = GRIPPER_BUTTONS.get(gripper, 0.0)
 
     arm.command = command
 
     def act(observation):
-        taken["action"] = np.zeros(6)
+        taken["action"], taken["gripper"] = np.zeros(6), 0.0
         truth = expert.truth()
         if not expert.finished(truth):
             arm.read()
             expert.tick(truth)
-        return taken["action"]
+        expert.ticks += 1
+        return taken["action"] if action_size == 6 else np.append(taken["action"], taken["gripper"])
 
     return act
 
@@ -207,10 +211,11 @@ class Evaluator:
                     out.write_text(json.dumps(results, indent=1) + "\n")
         else:
             np.random.seed(seed)
-            act = expert_policy(args.expert_task) if args.policy == "expert" else (lambda observation: np.zeros(6))
+            size = self.env.action_space.shape[-1]
+            act = expert_policy(args.expert_task, size) if args.policy == "expert" else (lambda _: np.zeros(size))
             runs.append(evaluate(self.env, act, episodes, args.policy))
         results["replaced"] = truth.replaced - replaced
-        print(f"[evaluate] the held object was put back in the hand {results['replaced']} time(s)", flush=True)
+        print(f"[evaluate] the object was put back {results['replaced']} time(s)", flush=True)
         if out:
             out.write_text(json.dumps(results, indent=1) + "\n")
         return results

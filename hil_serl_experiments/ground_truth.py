@@ -2,8 +2,11 @@
 what it observes: observation.py.
 
 - `GroundTruth`: the reward from the simulator's ground truth (`GET /task` success) instead of a classifier, and
-  the person's part between episodes: where the held object has moved in the hand since the first reset (slid in
-  the fingers after jams), `POST /task/reset` puts it back as a person would, counted and said. It also says
+  the person's part between episodes, counted and said: where the held object has moved in the hand since the
+  first reset (slid in the fingers after jams), `POST /task/reset` puts it back as a person would. For a task whose
+  env's reset takes the object from where the world starts it (usb_pickup_insertion: USBEnv's reset pulls the
+  plugged stick out and drops it), an episode that ended without success left it elsewhere: after the env's reset (the
+  hand clear of the scene at the reset pose) it goes back where it started and the env resets again. It also says
   when each episode starts (its first step after the reset) and ends, a line each (`EPISODE_START`,
   `EPISODE_END`: scripts/hil_serl.py hands them to the scripted expert, whose patience counts from the start, as
   a person watching the arm sees the policy begin); parks the actor between two episodes while the file named by
@@ -59,9 +62,12 @@ def pose_in(frame: np.ndarray, pose: np.ndarray) -> tuple[np.ndarray, Rotation]:
 
 class GroundTruth(gym.Wrapper):
     """Reward 1 and the episode's end when the simulator's ground truth says success (info['succeed'], as
-    HIL-SERL's classifier wrapper); the held object put back in the hand where it has moved there."""
+    HIL-SERL's classifier wrapper); the object put back: `held` (a name) in the hand where it has moved there, or
+    (`held` None) where the world starts it when the reset finds the task undone."""
 
-    def __init__(self, env: gym.Env, url: str, held: str, moved_m: float = 0.0015, moved_rad: float = 0.035) -> None:
+    def __init__(
+        self, env: gym.Env, url: str, held: str | None, moved_m: float = 0.0015, moved_rad: float = 0.035
+    ) -> None:
         super().__init__(env)
         self.url, self.held = url, held
         self.moved_m, self.moved_rad = moved_m, moved_rad
@@ -113,7 +119,20 @@ class GroundTruth(gym.Wrapper):
             time.sleep(0.2)
         print("[ground truth] resumed", flush=True)
 
+    def _said_put_back(self, what: str) -> None:
+        self.replaced += 1
+        print(f"[ground truth] {what}: put back (POST /task/reset), {self.replaced} time(s) so far", flush=True)
+        self.put_back()
+
     def _reset(self, **kwargs):
+        if self.held is None:  # the object where the world starts it (the task done) before the env's reset
+            done = bool(self.get("task")["success"])
+            observation, info = self.env.reset(**kwargs)
+            if not done:
+                self._said_put_back("the episode before ended without success")
+                observation, info = self.env.reset(**kwargs)
+            info["replaced"] = self.replaced
+            return observation, info
         if self.reference is None:  # the object as the task starts it: the reference for the episodes after
             self.put_back()
         observation, info = self.env.reset(**kwargs)
@@ -124,13 +143,9 @@ class GroundTruth(gym.Wrapper):
             moved = float(np.linalg.norm(position - self.reference[0]))
             turned = float((rotation * self.reference[1].inv()).magnitude())
             if moved > self.moved_m or turned > self.moved_rad:
-                self.replaced += 1
-                print(
-                    f"[ground truth] the {self.held} had moved {1000 * moved:.1f} mm and {np.degrees(turned):.1f} deg "
-                    f"in the hand: put back (POST /task/reset), {self.replaced} time(s) so far",
-                    flush=True,
+                self._said_put_back(
+                    f"the {self.held} had moved {1000 * moved:.1f} mm and {np.degrees(turned):.1f} deg in the hand"
                 )
-                self.put_back()
                 observation, info = self.env.reset(**kwargs)
         info["replaced"] = self.replaced
         return observation, info

@@ -6,6 +6,11 @@
   pose in a fixed frame (no ground truth): position minus the target's, in the base frame (the actions' frame),
   and the rotation from the target's as a rotation vector (continuous where the Euler angles of a hand pointing
   down jump between +pi and -pi).
+- `PrivilegedPose`: an object's pose from the simulator's ground truth (GET /task), in the same frame as the hand's
+  (TargetFrame), under the state key `privileged_<object>_pose`. Privileged: no sensor of the real set-up gives it
+  (HIL-SERL's policies locate the object in their camera images); a state-based experiment on the simulator
+  needs it where the object starts somewhere the hand's pose does not tell (usb_pickup_insertion: where the
+  stick fell). The name says so in every observation, config and figure.
 - `TaskUnits`: each state value in units of what the task resolves (`UNITS`: 1 mm, 0.01 rad, 1 cm/s, 0.1 rad/s,
   1 N, 0.1 Nm) instead of SI units. In SI units every value the policy sees is of order 0.01 (a position 5 mm
   off is 0.005) beside a constant force reading of 0.2 N, and HIL-SERL's state encoder (Dense, then LayerNorm,
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import requests
 from scipy.spatial.transform import Rotation
 
 # per state key, the size of one unit in SI units (after TargetFrame: tcp_pose is position and rotation vector)
@@ -26,6 +32,19 @@ UNITS = {
     "tcp_force": (1.0, 1.0, 1.0),  # 1 N
     "tcp_torque": (0.1, 0.1, 0.1),  # 0.1 Nm
 }
+PRIVILEGED = "privileged_{}_pose"  # the state key of an object's pose from the ground truth (PrivilegedPose)
+
+
+class InTarget:
+    """A pose [x, y, z, qx, qy, qz, qw] in the frame of `target` (the config's [x, y, z, rx, ry, rz]) as 6 values:
+    position minus the target's (base frame), rotation vector from the target's."""
+
+    def __init__(self, target: np.ndarray) -> None:
+        self.pos = np.asarray(target[:3], dtype=float)
+        self.rot = Rotation.from_euler("xyz", target[3:6])
+
+    def __call__(self, pose: np.ndarray) -> np.ndarray:
+        return np.concatenate([pose[:3] - self.pos, (self.rot.inv() * Rotation.from_quat(pose[3:7])).as_rotvec()])
 
 
 class TargetFrame(gym.ObservationWrapper):
@@ -33,14 +52,30 @@ class TargetFrame(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env, target: np.ndarray) -> None:
         super().__init__(env)
-        self.target_pos = np.asarray(target[:3], dtype=float)
-        self.target_rot = Rotation.from_euler("xyz", target[3:6])
+        self.in_target = InTarget(target)
         self.observation_space["state"]["tcp_pose"] = gym.spaces.Box(-np.inf, np.inf, shape=(6,))
 
     def observation(self, observation: dict) -> dict:
-        pose = observation["state"]["tcp_pose"]
-        turned = (self.target_rot.inv() * Rotation.from_quat(pose[3:7])).as_rotvec()
-        observation["state"]["tcp_pose"] = np.concatenate([pose[:3] - self.target_pos, turned])
+        observation["state"]["tcp_pose"] = self.in_target(observation["state"]["tcp_pose"])
+        return observation
+
+
+class PrivilegedPose(gym.ObservationWrapper):
+    """Adds `privileged_<name>_pose` (6, in TargetFrame's frame) to the state: object `name`'s pose from the
+    simulator's ground truth (GET /task at `url`), read at each observation."""
+
+    def __init__(self, env: gym.Env, target: np.ndarray, url: str, name: str) -> None:
+        super().__init__(env)
+        self.in_target = InTarget(target)
+        self.url, self.name, self.key = url.rstrip("/") + "/task", name, PRIVILEGED.format(name)
+        self.session = requests.Session()
+        self.observation_space["state"][self.key] = gym.spaces.Box(-np.inf, np.inf, shape=(6,))
+
+    def observation(self, observation: dict) -> dict:
+        response = self.session.get(self.url, timeout=5.0)
+        response.raise_for_status()
+        pose = np.asarray(response.json()["objects_in_base"][self.name], dtype=float)
+        observation["state"][self.key] = self.in_target(pose)
         return observation
 
 

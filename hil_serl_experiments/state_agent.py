@@ -6,13 +6,19 @@ serl_launcher refuses an experiment whose `image_keys` is empty in three places,
   stack size (`range(None)` at the first insert);
 - `SACAgent.update` asks whether `image_keys[0]` is in the batch's next observations (IndexError).
 
+The hybrid agents (SACAgentHybridSingleArm, SACAgentHybridDualArm: SAC for the arms, a DQN grasp critic for the
+grippers) have the same three image-only steps in `create_pixels` and `update`.
+
 `install()` is the smallest way round that keeps everything else of HIL-SERL's as it is (train_rlpd.py's learner
-and actor loops, agentlace, RLPD's 50/50 demo sampling, SACAgent and its update): before train_rlpd.py is run
-(hil_serl_experiments/launch.py), serl_launcher's `make_sac_pixel_agent` and `MemoryEfficientReplayBufferDataStore`
-are replaced by functions that call the originals whenever there are image keys, and otherwise
-- build the same SACAgent (`SACAgent.create`, make_sac_pixel_agent's networks and hyperparameters) on
-  EncodingWrapper's own proprioception branch (Dense 64, LayerNorm, tanh) instead of image encoders, its
-  `image_keys` ("state",): the key `update` checks, which a state batch always has in its next observations;
+and actor loops, agentlace, RLPD's 50/50 demo sampling, the agents and their updates): before train_rlpd.py is run
+(hil_serl_experiments/launch.py), serl_launcher's three agent factories (`make_sac_pixel_agent`,
+`make_sac_pixel_agent_hybrid_single_arm`, `make_sac_pixel_agent_hybrid_dual_arm`: train_rlpd.py's setup modes
+single/dual-arm-fixed-gripper, single-arm-learned-gripper, dual-arm-learned-gripper) and
+`MemoryEfficientReplayBufferDataStore` are replaced by functions that call the originals whenever there are image
+keys, and otherwise
+- build the same agent (its class's `create`, the factory's networks and hyperparameters) on EncodingWrapper's own
+  proprioception branch (Dense 64, LayerNorm, tanh) instead of image encoders, its `image_keys` ("state",): the key
+  `update` checks, which a state batch always has in its next observations;
 - store transitions in serl_launcher's plain `ReplayBufferDataStore` (observation and next observation each
   stored whole, which for a state vector costs what frame sharing would save).
 
@@ -34,10 +40,12 @@ from functools import partial
 import flax.linen as nn
 import jax
 from serl_launcher.agents.continuous.sac import SACAgent
+from serl_launcher.agents.continuous.sac_hybrid_dual import SACAgentHybridDualArm
+from serl_launcher.agents.continuous.sac_hybrid_single import SACAgentHybridSingleArm
 from serl_launcher.data import data_store
 from serl_launcher.data.data_store import ReplayBufferDataStore
 from serl_launcher.data.replay_buffer import ReplayBuffer
-from serl_launcher.networks.actor_critic_nets import Critic, Policy, ensemblize
+from serl_launcher.networks.actor_critic_nets import Critic, GraspCritic, Policy, ensemblize
 from serl_launcher.networks.lagrange import GeqLagrangeMultiplier
 from serl_launcher.networks.mlp import MLP
 from serl_launcher.utils import launcher
@@ -79,6 +87,28 @@ class ProprioEncoder(nn.Module):
         return nn.tanh(nn.LayerNorm()(state))
 
 
+# train_rlpd.py's setup modes and the serl_launcher.utils.launcher factory it calls for each
+SETUP_MODES = {
+    "single-arm-fixed-gripper": "make_sac_pixel_agent",
+    "dual-arm-fixed-gripper": "make_sac_pixel_agent",
+    "single-arm-learned-gripper": "make_sac_pixel_agent_hybrid_single_arm",
+    "dual-arm-learned-gripper": "make_sac_pixel_agent_hybrid_dual_arm",
+}
+# per factory: its agent class, how many of the action's values the policy outputs (the others are the grippers',
+# which the grasp critic picks) and the grasp critic's outputs (None: the policy outputs the whole action, no
+# grasp critic)
+AGENT_KINDS = {
+    "make_sac_pixel_agent": (SACAgent, None, None),
+    "make_sac_pixel_agent_hybrid_single_arm": (SACAgentHybridSingleArm, 6, 3),  # close, stay, open
+    "make_sac_pixel_agent_hybrid_dual_arm": (SACAgentHybridDualArm, 12, 9),  # both arms' 3 x 3
+}
+
+
+def factory(setup_mode: str):
+    """The agent factory train_rlpd.py calls for `setup_mode` (the state-aware one once `install`ed)."""
+    return getattr(launcher, SETUP_MODES[setup_mode])
+
+
 def make_sac_state_agent(
     seed,
     sample_obs,
@@ -88,35 +118,43 @@ def make_sac_state_agent(
     target_entropy=None,
     temperature_init=1e-2,
     critic_ensemble_size=2,
+    kind="make_sac_pixel_agent",
     **create_kwargs,
 ):
-    """make_sac_pixel_agent's SACAgent (its networks, optimizers, temperature and discount) on the state alone;
-    `critic_ensemble_size` critics (make_sac_pixel_agent's 2), `create_kwargs` to SACAgent.create (its optimizers'
-    learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
+    """The agent of HIL-SERL's factory `kind` (AGENT_KINDS): its networks, optimizers, temperature and discount,
+    on the state alone; `critic_ensemble_size` critics (the factories' 2), `create_kwargs` to the class's `create`
+    (its optimizers' learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
+    agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
     encoder = ProprioEncoder(name="encoder")
-    network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256], "activate_final": True}
-    critic_backbone = ensemblize(partial(MLP, **network), critic_ensemble_size)(name="critic_ensemble")
-    critic = Critic(encoder=encoder, network=critic_backbone, name="critic")
-    policy = Policy(
-        encoder=encoder,
-        network=MLP(**network),
-        action_dim=sample_action.shape[-1],
-        tanh_squash_distribution=True,
-        std_parameterization="exp",
-        std_min=1e-5,
-        std_max=5,
-        name="actor",
+    network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256]}
+    critic_backbone = ensemblize(partial(MLP, **network, activate_final=True), critic_ensemble_size)(
+        name="critic_ensemble"
     )
-    temperature = GeqLagrangeMultiplier(
-        init_value=temperature_init, constraint_shape=(), constraint_type="geq", name="temperature"
-    )
-    return SACAgent.create(
+    networks = {
+        "critic_def": Critic(encoder=encoder, network=critic_backbone, name="critic"),
+        "actor_def": Policy(
+            encoder=encoder,
+            network=MLP(**network, activate_final=True),
+            action_dim=policy_dim or sample_action.shape[-1],
+            tanh_squash_distribution=True,
+            std_parameterization="exp",
+            std_min=1e-5,
+            std_max=5,
+            name="actor",
+        ),
+        "temperature_def": GeqLagrangeMultiplier(
+            init_value=temperature_init, constraint_shape=(), constraint_type="geq", name="temperature"
+        ),
+    }
+    if grasp_outputs:  # create_pixels' grasp critic: the factory's network, without a final activation
+        networks["grasp_critic_def"] = GraspCritic(
+            encoder=encoder, network=MLP(**network), output_dim=grasp_outputs, name="grasp_critic"
+        )
+    return agent_class.create(
         jax.random.PRNGKey(seed),
         sample_obs,
         sample_action,
-        actor_def=policy,
-        critic_def=critic,
-        temperature_def=temperature,
+        **networks,
         discount=discount,
         backup_entropy=False,
         critic_ensemble_size=critic_ensemble_size,
@@ -141,26 +179,34 @@ class StateReplayBufferDataStore(ReplayBufferDataStore):
         return super().sample(*args, **kwargs)
 
 
-def install() -> None:
-    """Route serl_launcher's agent and buffer factories to the state versions where there are no image keys."""
-    pixel_agent, efficient_store = launcher.make_sac_pixel_agent, data_store.MemoryEfficientReplayBufferDataStore
-    if getattr(pixel_agent, "state_aware", False):
-        return
+def _state_aware(factory, kind: str):
+    """`factory` where there are image keys (its own default encoder), else make_sac_state_agent of `kind`."""
 
-    def make_sac_pixel_agent(seed, sample_obs, sample_action, image_keys=("image",), encoder_type="", **kwargs):
+    def make(seed, sample_obs, sample_action, image_keys=("image",), encoder_type="", **kwargs):
         kwargs = {**AGENT_KWARGS, **kwargs}
         if AGENT_KWARGS:
             print(f"[state agent] the experiment's hyperparameters: {AGENT_KWARGS}", flush=True)
         if image_keys:
             encoder_type = encoder_type or "resnet-pretrained"
-            return pixel_agent(seed, sample_obs, sample_action, image_keys, encoder_type, **kwargs)
-        return make_sac_state_agent(seed, sample_obs, sample_action, **kwargs)
+            return factory(seed, sample_obs, sample_action, image_keys, encoder_type, **kwargs)
+        return make_sac_state_agent(seed, sample_obs, sample_action, kind=kind, **kwargs)
+
+    make.state_aware = True
+    make.__name__ = factory.__name__
+    return make
+
+
+def install() -> None:
+    """Route serl_launcher's agent and buffer factories to the state versions where there are no image keys."""
+    if getattr(launcher.make_sac_pixel_agent, "state_aware", False):
+        return
+    for name in AGENT_KINDS:
+        setattr(launcher, name, _state_aware(getattr(launcher, name), name))
+    efficient_store = data_store.MemoryEfficientReplayBufferDataStore
 
     def replay_buffer_data_store(observation_space, action_space, capacity, image_keys=("image",), **kwargs):
         if image_keys:
             return efficient_store(observation_space, action_space, capacity, image_keys=image_keys, **kwargs)
         return StateReplayBufferDataStore(observation_space, action_space, capacity, **kwargs)
 
-    make_sac_pixel_agent.state_aware = True
-    launcher.make_sac_pixel_agent = make_sac_pixel_agent
     data_store.MemoryEfficientReplayBufferDataStore = replay_buffer_data_store

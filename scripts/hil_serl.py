@@ -1380,8 +1380,8 @@ def step_loop(run: Run) -> None:
         return path.read_text(errors="replace") if path.is_file() else ""
 
     actor_log = log_text("actor")
-    put_back = actor_log.count("in the hand: put back")
-    say(f"the held object was put back in the hand {put_back} time(s) between training episodes (moved in the hand)")
+    put_back = actor_log.count(": put back (POST /task/reset)")  # ground_truth.GroundTruth's line, each time
+    say(f"the object was put back {put_back} time(s) between training episodes (POST /task/reset)")
     pace = actor_pace(actor_log)
     used = re.search(r"\[state agent\] the experiment's hyperparameters: (\{.*\})", log_text("learner"))
     if used:  # what the learner's agent was made with: the config's agent_kwargs and --agent over them

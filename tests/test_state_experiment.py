@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import hil_serl
+import pytest
 from test_tasks import task_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,75 +36,106 @@ import jax, numpy as np
 import state_agent
 state_agent.install()
 from experiments.mappings import CONFIG_MAPPING
-from serl_launcher.agents.continuous.sac import SACAgent
 from serl_launcher.data import data_store
-from serl_launcher.utils import launcher
 from serl_launcher.utils.train_utils import concat_batches
+from ground_truth import wrapper_of
 
-config = CONFIG_MAPPING["ram_insertion_state"]()
+config = CONFIG_MAPPING[sys.argv[3]]()
 env = config.get_environment(fake_env=False, save_video=False, classifier=True)
 obs, _ = env.reset()
 report = {"keys": sorted(obs), "state": list(obs["state"].shape), "space": list(env.observation_space["state"].shape),
-          "action": list(env.action_space.shape), "pose_at_reset": obs["state"][0, 3:9].tolist()}
-agent = launcher.make_sac_pixel_agent(seed=0, sample_obs=env.observation_space.sample(),
+          "action": list(env.action_space.shape), "state_at_reset": obs["state"][0].tolist(),
+          "proprio": {k: list(v.shape) for k, v in wrapper_of(env, "SERLObsWrapper").proprio_space.items()}}
+# the agent and buffers as train_rlpd.py makes them for the config's setup mode
+agent = state_agent.factory(config.setup_mode)(seed=0, sample_obs=env.observation_space.sample(),
     sample_action=env.action_space.sample(), image_keys=config.image_keys, encoder_type=config.encoder_type,
     discount=config.discount)
-report["agent"] = type(agent).__name__ if isinstance(agent, SACAgent) else None
+report["agent"] = type(agent).__name__
+learned_gripper = "learned-gripper" in config.setup_mode
 buffers = [data_store.MemoryEfficientReplayBufferDataStore(env.observation_space, env.action_space, capacity=100,
-           image_keys=config.image_keys, include_grasp_penalty=False) for _ in range(2)]
-rewards, rng = [], np.random.default_rng(0)
-for _ in range(12):
-    action = rng.uniform(-0.5, 0.5, 6)
+           image_keys=config.image_keys, include_grasp_penalty=learned_gripper) for _ in range(2)]
+rewards, penalties, rng = [], [], np.random.default_rng(0)
+for step in range(12):
+    action = rng.uniform(-0.5, 0.5, env.action_space.shape)
+    if learned_gripper:  # the gripper closed, then opened, then left: grasp penalties
+        action[6::7] = -1.0 if step < 4 else (1.0 if step < 8 else 0.0)
     next_obs, reward, done, truncated, info = env.step(action)
     rewards.append([reward, info["succeed"]])
     transition = dict(observations=obs, actions=action, next_observations=next_obs, rewards=reward, masks=1.0 - done,
                       dones=done)
+    if learned_gripper:
+        transition["grasp_penalty"] = info["grasp_penalty"]  # as train_rlpd.py's actor adds it
+        penalties.append(info["grasp_penalty"])
     for buffer in buffers:
         buffer.insert(transition)
     obs = next_obs
-report["rewards"] = rewards
+report["rewards"], report["penalties"] = rewards, penalties
 iterators = [b.get_iterator(sample_args={"batch_size": 4, "pack_obs_and_next_obs": True}) for b in buffers]
+critics = frozenset({"critic", "grasp_critic"} if learned_gripper else {"critic"})
 before = [np.asarray(x).copy() for x in jax.tree_util.tree_leaves(agent.state.params)]
-for _ in range(300):  # train_rlpd.py's learner step: a critic update, then critic, actor and temperature
+networks_before = jax.tree_util.tree_map(lambda x: np.asarray(x).copy(), dict(agent.state.params))
+for _ in range(300):  # train_rlpd.py's learner step: a critic update, then critics, actor and temperature
     batch = concat_batches(next(iterators[0]), next(iterators[1]), axis=0)
-    agent, _ = agent.update(batch, networks_to_update=frozenset({"critic"}))
+    agent, _ = agent.update(batch, networks_to_update=critics)
     batch = concat_batches(next(iterators[0]), next(iterators[1]), axis=0)
-    agent, update = agent.update(batch, networks_to_update=frozenset({"critic", "actor", "temperature"}))
+    agent, update = agent.update(batch, networks_to_update=critics | {"actor", "temperature"})
 from flax.training import checkpoints
 checkpoints.save_checkpoint(sys.argv[2], agent.state, step=300, keep=1)  # as train_rlpd.py's learner saves them
 after = [np.asarray(x) for x in jax.tree_util.tree_leaves(agent.state.params)]
 report["changed"] = sum(not np.array_equal(a, b) for a, b in zip(before, after)) / len(after)
+report["changed_networks"] = sorted(k for k in agent.state.params if not all(np.array_equal(a, b) for a, b in zip(
+    jax.tree_util.tree_leaves(agent.state.params[k]), jax.tree_util.tree_leaves(networks_before[k]))))
 report["finite"] = all(np.isfinite(a).all() for a in after)
 report["critic_loss"] = float(update["critic"]["critic_loss"])
+if learned_gripper:
+    report["grasp_critic_loss"] = float(update["grasp_critic"]["grasp_critic_loss"])
 action = agent.sample_actions(observations=jax.device_put(obs), seed=jax.random.PRNGKey(1), argmax=False)
 report["policy_action"] = np.asarray(action).tolist()
-import requests, time
-requests.post(env.url + "open_gripper", timeout=5).raise_for_status()  # the stick drops out of the hand
-time.sleep(1.5)
-obs, info = env.reset()
-report["replaced"] = info["replaced"]
-report["back_mm"] = 1000 * float(np.linalg.norm(env.in_hand()[0] - env.reference[0]))
+if sys.argv[3] == "ram_insertion_state":
+    import requests, time
+    requests.post(env.url + "open_gripper", timeout=5).raise_for_status()  # the stick drops out of the hand
+    time.sleep(1.5)
+    obs, info = env.reset()
+    report["replaced"] = info["replaced"]
+    report["back_mm"] = 1000 * float(np.linalg.norm(env.in_hand()[0] - env.reference[0]))
+else:  # the episode ended without success: the stick back in the port, and USBEnv's reset takes it out again
+    obs, info = env.reset()
+    report["replaced"] = info["replaced"]
+    report["state_after_put_back"] = obs["state"][0].tolist()
 print("@@ " + json.dumps(report), flush=True)
 """
 
 
-@hil_serl.may_build
-def test_the_state_config_builds_its_env_and_hil_serls_agent_learns_from_its_transitions(tmp_path):
+def learn_a_little(tmp_path: Path, world: str, experiment: str) -> tuple[dict, dict]:
+    """ENV_AND_AGENT for `experiment` on a launched `world` without cameras, then the evaluation of the checkpoint it
+    saved (2 episodes): its report, and the evaluation's summary."""
     saved = tmp_path / "first_run"
-    with task_world("ram_insertion", NO_CAMERAS) as (clients, _):
+    with task_world(world, NO_CAMERAS) as (clients, _):
         url = clients[""].url
-        code, output = hil_serl.run(["-c", ENV_AND_AGENT, str(OWN), str(saved)], env=hil_serl.sim_devices([url]),
-                                    timeout=300)  # fmt: skip
+        code, output = hil_serl.run(["-c", ENV_AND_AGENT, str(OWN), str(saved), experiment],
+                                    env=hil_serl.sim_devices([url]), timeout=300)  # fmt: skip
         assert code == 0, output
         flags = ("--checkpoint-path", str(saved), "--eval-steps", "300", "--episodes", "2", "--dir", str(tmp_path))
-        evaluated = runner(url, "evaluate", "--policy", "checkpoint", *flags, timeout=300)
+        evaluated = runner(url, experiment, "evaluate", "--policy", "checkpoint", *flags, timeout=300)
     report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
+    # the checkpoint restored, acting alone, scored by the ground truth
+    (run,) = evaluated["evaluation"]
+    assert run["step"] == 300 and len(run["episodes"]) == 2, run
+    output = json.loads(Path(evaluated["outputs"][0]).read_text())
+    assert "SpacemouseIntervention" not in output["wrappers"] and output["experts_running"] == [], output
+    return report, run
+
+
+@hil_serl.may_build
+def test_the_state_config_builds_its_env_and_hil_serls_agent_learns_from_its_transitions(tmp_path):
+    report, run = learn_a_little(tmp_path, "ram_insertion", "ram_insertion_state")
     assert report["keys"] == ["state"] and report["state"] == [1, 18] and report["space"] == [1, 18]
     assert report["action"] == [6]
     # RAMEnv's random reset: within RANDOM_XY_RANGE (2 cm) of RESET_POSE, 5 cm above TARGET_POSE, in mm (the state
     # is SERLObsWrapper's flattening of the keys in gymnasium's sorted order: tcp_force, tcp_pose, tcp_torque, tcp_vel;
     # in the task's units: observation.TaskUnits)
-    position = report["pose_at_reset"][:3]
+    assert list(report["proprio"]) == ["tcp_force", "tcp_pose", "tcp_torque", "tcp_vel"], report["proprio"]
+    position = report["state_at_reset"][3:6]
     assert abs(position[0]) < 25 and abs(position[1]) < 25 and 40 < position[2] < 60, position
     assert all(reward == 0 and not succeed for reward, succeed in report["rewards"])  # random motion seats nothing
     assert report["agent"] == "SACAgent" and report["finite"] and report["changed"] > 0.5, report
@@ -111,21 +143,44 @@ def test_the_state_config_builds_its_env_and_hil_serls_agent_learns_from_its_tra
     # dropped: put back in the hand, counted; back within the 1.5 mm that counts as not moved (GroundTruth.moved_m:
     # the hand's and the objects' readings are not of one instant, 1.04 mm read once in a full run)
     assert report["replaced"] == 1 and report["back_mm"] < 1.5, report
-    # the checkpoint restored, acting alone, scored by the ground truth
-    (run,) = evaluated["evaluation"]
-    assert run["step"] == 300 and len(run["episodes"]) == 2, run
     for episode in run["episodes"]:
         assert isinstance(episode["success"], bool) and 1 <= episode["steps"] <= 100, episode
         assert "ram is" in episode["detail"] and len(episode["start"]) == 7, episode
-    output = json.loads(Path(evaluated["outputs"][0]).read_text())
-    assert "SpacemouseIntervention" not in output["wrappers"] and output["experts_running"] == [], output
 
 
-def runner(url: str, *args: str, timeout: float) -> dict:
-    """scripts/hil_serl.py ram_insertion_state with `args`, against the world at `url`: its summary."""
+@hil_serl.may_build
+def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hybrid_agent_learns(tmp_path):
+    """usb_pickup_insertion_state: USBEnv (its reset drops the stick on the platform), the stick's pose from the
+    ground truth under a key that says it is privileged, GripperPenaltyWrapper's penalties, and train_rlpd.py's
+    `single-arm-learned-gripper` agent (SAC for the arm, the grasp critic for the gripper) updating all its
+    networks on real transitions; an episode without success has the stick plugged back in before the next."""
+    report, run = learn_a_little(tmp_path, "usb_pickup_insertion", "usb_pickup_insertion_state")
+    sizes = {"gripper_pose": [1], "privileged_usb_pose": [6], "tcp_force": [3], "tcp_pose": [6], "tcp_torque": [3],
+             "tcp_vel": [6]}  # fmt: skip
+    assert report["proprio"] == sizes and list(report["proprio"]) == list(sizes), report["proprio"]  # sorted
+    assert report["keys"] == ["state"] and report["state"] == [1, 25] and report["space"] == [1, 25]
+    assert report["action"] == [7]
+    for state in (report["state_at_reset"], report["state_after_put_back"]):
+        # USBEnv's reset drops the stick from RESET_POSE (TARGET_POSE + 3 cm in y, 5 cm up; x, y within 1 cm) onto
+        # the platform, the gripper open: in mm from where it is plugged (TARGET_POSE's frame), lying there
+        gripper, stick = state[0], state[1:4]
+        assert gripper > 0.85 and abs(stick[0]) < 20 and 5 < stick[1] < 60 and -20 < stick[2] < -8, state
+    assert all(reward == 0 and not succeed for reward, succeed in report["rewards"])
+    assert -0.02 in report["penalties"] and set(report["penalties"]) <= {0.0, -0.02}, report["penalties"]
+    assert report["agent"] == "SACAgentHybridSingleArm" and report["finite"], report
+    assert report["changed_networks"] == ["actor", "critic", "grasp_critic", "temperature"], report
+    assert len(report["policy_action"]) == 7 and report["policy_action"][6] in (-1.0, 0.0, 1.0), report
+    assert report["replaced"] == 1, report  # the random episode left the stick out: plugged back in, counted
+    for episode in run["episodes"]:
+        assert isinstance(episode["success"], bool) and 1 <= episode["steps"] <= 120, episode
+        assert "usb is" in episode["detail"] and len(episode["start"]) == 7, episode
+
+
+def runner(url: str, experiment: str, *args: str, timeout: float) -> dict:
+    """scripts/hil_serl.py `experiment` with `args`, against the world at `url`: its summary."""
     hil_serl.python()  # HIL-SERL's environment built (the runner's first step checks it)
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "hil_serl.py"), "ram_insertion_state", *args],
+        [sys.executable, str(ROOT / "scripts" / "hil_serl.py"), experiment, *args],
         env=hil_serl.environment({"FRANKA_SIM_URL": url}),
         capture_output=True,
         text=True,
@@ -137,15 +192,19 @@ def runner(url: str, *args: str, timeout: float) -> dict:
     return json.loads(Path(summary).read_text())
 
 
+@pytest.mark.parametrize(
+    "world, experiment, length",
+    [("ram_insertion", "ram_insertion_state", 100), ("usb_pickup_insertion", "usb_pickup_insertion_state", 120)],
+)
 @hil_serl.may_build
-def test_the_evaluation_scores_the_expert_100_percent_and_no_motion_0_percent(tmp_path):
-    with task_world("ram_insertion", NO_CAMERAS) as (clients, _):
+def test_the_evaluation_scores_the_expert_100_percent_and_no_motion_0_percent(tmp_path, world, experiment, length):
+    with task_world(world, NO_CAMERAS) as (clients, _):
         robot = clients[""]
         common = ("--dir", str(tmp_path), "--episodes")
-        expert = runner(robot.url, "evaluate", "--policy", "expert", *common, "3", timeout=300)
-        zero = runner(robot.url, "evaluate", "--policy", "zero", *common, "2", timeout=300)
+        expert = runner(robot.url, experiment, "evaluate", "--policy", "expert", *common, "3", timeout=300)
+        zero = runner(robot.url, experiment, "evaluate", "--policy", "zero", *common, "2", timeout=300)
     (expert_run,) = expert["evaluation"]
     (zero_run,) = zero["evaluation"]
     assert expert_run["success_rate"] == 1.0 and len(expert_run["episodes"]) == 3, expert_run
     assert zero_run["success_rate"] == 0.0 and len(zero_run["episodes"]) == 2, zero_run
-    assert all(e["steps"] == 100 for e in zero_run["episodes"])  # MAX_EPISODE_LENGTH: the env ended them
+    assert all(e["steps"] == length for e in zero_run["episodes"])  # MAX_EPISODE_LENGTH: the env ended them

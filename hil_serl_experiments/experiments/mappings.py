@@ -5,6 +5,7 @@ import importlib.util
 
 from experiments import HIL_SERL_EXPERIMENTS
 from experiments.ram_insertion_state.config import TrainConfig as RAMInsertionStateTrainConfig
+from experiments.usb_pickup_insertion_state.config import TrainConfig as USBPickupInsertionStateTrainConfig
 
 _spec = importlib.util.spec_from_file_location("experiments.hil_serl_mappings", HIL_SERL_EXPERIMENTS / "mappings.py")
 _hil_serl = importlib.util.module_from_spec(_spec)
@@ -13,4 +14,5 @@ _spec.loader.exec_module(_hil_serl)
 CONFIG_MAPPING = {
     **_hil_serl.CONFIG_MAPPING,
     "ram_insertion_state": RAMInsertionStateTrainConfig,
+    "usb_pickup_insertion_state": USBPickupInsertionStateTrainConfig,
 }

@@ -1,0 +1,85 @@
+"""usb_pickup_insertion from proprioception and the stick's privileged pose: HIL-SERL's usb_pickup_insertion
+experiment without its cameras, its gripper learned.
+
+The same USBEnv, reset (it pulls the plugged stick out and drops it on the platform), random reset, action scale,
+pose limits and compliance sets (its EnvConfig, inherited), the same SpacemouseIntervention, GripperPenaltyWrapper
+(-0.02 for each change of the gripper), setup mode `single-arm-learned-gripper` (train_rlpd.py's hybrid agent: SAC
+for the arm's six values, a DQN grasp critic for the gripper's close / stay / open), SERLObsWrapper and
+ChunkingWrapper. What differs, each the consequence of having no images:
+- observations: tcp_pose, tcp_vel, tcp_force, tcp_torque, gripper_pose, and **privileged_usb_pose**: the stick's
+  pose from the simulator's ground truth (observation.PrivilegedPose). No sensor of the real set-up gives it:
+  HIL-SERL's policy finds the stick in its three camera images, and without them nothing tells where it fell;
+- tcp_pose and the stick's pose relative to TARGET_POSE (observation.TargetFrame; the plugged stick's frame is
+  TARGET_POSE's), not to the episode's random start (RelativeFrame) in Euler angles (Quat2EulerWrapper); actions
+  in the base frame, as FrankaEnv takes them;
+- each state value in units of what the task resolves, 1 mm, 0.01 rad, 1 cm/s, ... (observation.TaskUnits);
+- the reward is the simulator's ground truth (GET /task success), not a classifier on the side camera; an
+  episode that ends without success leaves the stick elsewhere, and before the next one it is plugged back in
+  (POST /task/reset) so that USBEnv's reset can take it out again, as a person at the real set-up would
+  (ground_truth.GroundTruth, counted in the actor's output);
+- the server is $FRANKA_SIM_URL (default the usb_pickup_insertion world's), so that several worlds each have their
+  actor;
+- SAC's target entropy is -6 (-|A| of the arm's six values; the hybrid agent's default is -|A|/2 of all seven):
+  ram_insertion_state's evidence (docs/learning.md);
+- the step period is held at FrankaEnv's own 100 ms (step_period.StepPeriod).
+"""
+
+import state_agent
+from franka_env.envs.wrappers import SpacemouseIntervention
+from ground_truth import GroundTruth, server_url
+from observation import UNITS, PrivilegedPose, TargetFrame, TaskUnits
+from serl_launcher.wrappers.chunking import ChunkingWrapper
+from serl_launcher.wrappers.serl_obs_wrappers import SERLObsWrapper
+from step_period import StepPeriod
+
+from experiments.usb_pickup_insertion.config import EnvConfig as USBEnvConfig
+from experiments.usb_pickup_insertion.config import TrainConfig as USBTrainConfig
+from experiments.usb_pickup_insertion.wrapper import GripperPenaltyWrapper, USBEnv
+
+WORLD = "usb_pickup_insertion"  # scripts/hil_serl.py: the simulated world it runs on, and that world's launch arguments
+WORLD_ARGS = "cameras_config:=none"
+PRIVILEGED_OBJECT = "usb"  # the object whose pose the policy is given (privileged_usb_pose)
+
+
+class EnvConfig(USBEnvConfig):
+    SERVER_URL = server_url("http://127.0.0.2:5000/")  # the usb_pickup_insertion world's
+    REALSENSE_CAMERAS = {}
+    IMAGE_CROP = {}
+    DISPLAY_IMAGE = False
+
+
+class TrainConfig(USBTrainConfig):
+    image_keys = []
+    classifier_keys = []
+    privileged_keys = ["privileged_usb_pose"]  # from the simulator's ground truth: no real sensor gives them
+    proprio_keys = ["tcp_pose", "tcp_vel", "tcp_force", "tcp_torque", "gripper_pose", *privileged_keys]
+    encoder_type = "state"  # hil_serl_experiments/state_agent.py: HIL-SERL's hybrid agent on the state alone
+    checkpoint_period = 2000  # learner steps (as HIL-SERL's usb_pickup_insertion)
+    buffer_period = 1000
+    # the agent's hyperparameters beyond make_sac_pixel_agent_hybrid_single_arm's (state_agent.configure)
+    agent_kwargs: dict = {"target_entropy": -6.0}
+    state_units = True  # the state in the task's units (observation.TaskUnits); False: SI units
+
+    def __init__(self) -> None:
+        state_agent.override(self)
+        state_agent.configure(**self.agent_kwargs)
+
+    def get_environment(self, fake_env=False, save_video=False, classifier=False, intervention=True):
+        """HIL-SERL's signature; `classifier` is ignored (the ground truth rewards), `intervention=False` leaves
+        out the SpaceMouse (an evaluation of the policy alone)."""
+        config = EnvConfig()
+        env = USBEnv(fake_env=fake_env, save_video=save_video, config=config)
+        if not fake_env and intervention:
+            env = SpacemouseIntervention(env)
+        env = TargetFrame(env, config.TARGET_POSE)
+        env = PrivilegedPose(env, config.TARGET_POSE, config.SERVER_URL, PRIVILEGED_OBJECT)
+        if self.state_units:
+            env = TaskUnits(env, {**UNITS, "privileged_usb_pose": UNITS["tcp_pose"]})
+        env = SERLObsWrapper(env, proprio_keys=self.proprio_keys)
+        env = ChunkingWrapper(env, obs_horizon=1, act_exec_horizon=None)
+        if not fake_env:
+            env = GroundTruth(env, config.SERVER_URL, held=None)
+        env = GripperPenaltyWrapper(env, penalty=-0.02)
+        if not fake_env:
+            env = StepPeriod(env)
+        return env

@@ -151,6 +151,7 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
     for episode in range(episodes):
         observation, _ = env.reset()
         start = [round(float(v), 5) for v in env.unwrapped.currpos]  # the hand's pose at the start, base frame
+        objects = {k: [round(float(v), 5) for v in p] for k, p in truth.get("task")["objects_in_base"].items()}
         started, steps, done, truncated, info = time.monotonic(), 0, False, False, {}
         while not (done or truncated):
             observation, _, done, truncated, info = env.step(act(observation))
@@ -162,6 +163,7 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
             {
                 "success": success,
                 "start": start,
+                "objects_at_start": objects,  # each object's pose at the start, base frame (as `start`)
                 "steps": steps,
                 "seconds": round(time.monotonic() - started, 2),
                 "detail": where.get("detail", ""),

@@ -6,7 +6,8 @@ what it observes: observation.py.
   first reset (slid in the fingers after jams), `POST /task/reset` puts it back as a person would. For a task whose
   env's reset takes the object from where the world starts it (usb_pickup_insertion: USBEnv's reset pulls the
   plugged stick out and drops it), an episode that ended without success left it elsewhere: after the env's reset (the
-  hand clear of the scene at the reset pose) it goes back where it started and the env resets again. It also says
+  hand clear of the scene at the reset pose) it goes back where it started and the env resets again; a reset that
+  leaves the task done (the stick still plugged in) is done again, and said. It also says
   when each episode starts (its first step after the reset) and ends, a line each (`EPISODE_START`,
   `EPISODE_END`: scripts/hil_serl.py hands them to the scripted expert, whose patience counts from the start, as
   a person watching the arm sees the policy begin); parks the actor between two episodes while the file named by
@@ -29,6 +30,7 @@ EPISODE_START = "[ground truth] episode starts"  # printed at an episode's first
 EPISODE_END = "[ground truth] episode ends"  # printed at its last step, followed by " in success" where it succeeded
 PARKED = "[ground truth] parked between episodes"  # while $HIL_SERL_PAUSE exists
 PAUSE_VARIABLE = "HIL_SERL_PAUSE"
+RESETS_LEFT_DONE = 2  # resets again at most this many times where a reset left the task done (held None)
 
 
 def server_url(default: str) -> str:
@@ -126,10 +128,17 @@ class GroundTruth(gym.Wrapper):
 
     def _reset(self, **kwargs):
         if self.held is None:  # the object where the world starts it (the task done) before the env's reset
-            done = bool(self.get("task")["success"])
-            observation, info = self.env.reset(**kwargs)
-            if not done:
+            if not self.get("task")["success"]:
+                observation, info = self.env.reset(**kwargs)  # the hand clear of the scene, at the reset pose
                 self._said_put_back("the episode before ended without success")
+            observation, info = self.env.reset(**kwargs)
+            for _ in range(RESETS_LEFT_DONE):  # an episode starts with the task to do
+                truth = self.get("task")
+                if not truth["success"]:
+                    break
+                gripper = self.get("getstate", "POST")["gripper_pos"]
+                print(f"[ground truth] the reset left the task done ({truth['detail']}; the gripper reads "
+                      f"{gripper:.2f}): the env resets again", flush=True)  # fmt: skip
                 observation, info = self.env.reset(**kwargs)
             info["replaced"] = self.replaced
             return observation, info

@@ -168,12 +168,14 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
     assert all(reward == 0 and not succeed for reward, succeed in report["rewards"])
     assert -0.02 in report["penalties"] and set(report["penalties"]) <= {0.0, -0.02}, report["penalties"]
     assert report["agent"] == "SACAgentHybridSingleArm" and report["finite"], report
-    assert report["changed_networks"] == ["actor", "critic", "grasp_critic", "temperature"], report
+    networks = ["modules_actor", "modules_critic", "modules_grasp_critic", "modules_temperature"]  # ModuleDict's
+    assert report["changed_networks"] == networks, report
     assert len(report["policy_action"]) == 7 and report["policy_action"][6] in (-1.0, 0.0, 1.0), report
     assert report["replaced"] == 1, report  # the random episode left the stick out: plugged back in, counted
     for episode in run["episodes"]:
         assert isinstance(episode["success"], bool) and 1 <= episode["steps"] <= 120, episode
         assert "usb is" in episode["detail"] and len(episode["start"]) == 7, episode
+        assert episode["steps"] > 1, episode  # not started with the stick plugged in
 
 
 def runner(url: str, experiment: str, *args: str, timeout: float) -> dict:

@@ -1,5 +1,6 @@
-"""hil_serl_experiments/: ram_insertion from proprioception alone (ram_insertion_state), run by HIL-SERL's own code
-in its environment against a launched ram_insertion world without cameras (real launch, HTTP, MuJoCo).
+"""hil_serl_experiments/: ram_insertion from proprioception alone (ram_insertion_state) and usb_pickup_insertion with
+the stick's privileged pose and a learned gripper (usb_pickup_insertion_state), run by HIL-SERL's own code in its
+environment against a launched world of the task without cameras (real launch, HTTP, MuJoCo).
 
 - Its config, as HIL-SERL's train_rlpd.py gets it (`experiments.mappings`), builds RAMEnv and its wrappers; a reset
   and steps give the observation HIL-SERL's agent takes ({"state": (1, 18)}: tcp_pose relative to TARGET_POSE,
@@ -12,6 +13,9 @@ in its environment against a launched ram_insertion world without cameras (real 
   expert as the policy 100 % and a zero policy 0 %, by the ground truth; and a checkpoint of that agent, saved
   after a few hundred learner steps, is restored and acts alone, each episode scored by the ground truth.
 - A stick moved in the hand is put back at the next reset, and counted.
+- usb_pickup_insertion_state: the same, with train_rlpd.py's hybrid agent (SAC and the grasp critic), the stick's
+  pose under a key that says it is privileged, GripperPenaltyWrapper's penalties, and the stick plugged back in
+  after an episode without success.
 """
 
 from __future__ import annotations

@@ -17,12 +17,12 @@ consequence of having no images:
   step's start, and what runs after its sleep, 15-20 ms beside a learner on 2 cores, would come on top).
 """
 
-import state_agent
 from franka_env.envs.wrappers import GripperCloseEnv, SpacemouseIntervention
 from ground_truth import GroundTruth, server_url
 from observation import TargetFrame, TaskUnits
 from serl_launcher.wrappers.chunking import ChunkingWrapper
 from serl_launcher.wrappers.serl_obs_wrappers import SERLObsWrapper
+from state_config import StateTrainConfig
 from step_period import StepPeriod
 
 from experiments.ram_insertion.config import EnvConfig as RAMInsertionEnvConfig
@@ -40,22 +40,10 @@ class EnvConfig(RAMInsertionEnvConfig):
     DISPLAY_IMAGE = False
 
 
-class TrainConfig(RAMInsertionTrainConfig):
-    image_keys = []
-    classifier_keys = []
+class TrainConfig(StateTrainConfig, RAMInsertionTrainConfig):
     proprio_keys = ["tcp_pose", "tcp_vel", "tcp_force", "tcp_torque"]
-    encoder_type = "state"  # hil_serl_experiments/state_agent.py: HIL-SERL's SACAgent on the state alone
     checkpoint_period = 2000  # learner steps (ram_insertion: 5000, at about 1 step/s with images on a GPU)
-    buffer_period = 1000
     steps_per_update = 50
-    # the agent's hyperparameters beyond make_sac_pixel_agent's (state_agent.configure): SAC's own target entropy,
-    # -|A| (make_sac_pixel_agent's is -|A|/2: its samples stray 2-3 mm a step from their mean; docs/learning.md)
-    agent_kwargs: dict = {"target_entropy": -6.0}
-    state_units = True  # the state in the task's units (observation.TaskUnits); False: SI units
-
-    def __init__(self) -> None:
-        state_agent.override(self)
-        state_agent.configure(**self.agent_kwargs)
 
     def get_environment(self, fake_env=False, save_video=False, classifier=False, intervention=True):
         """HIL-SERL's signature; `classifier` is ignored (the ground truth rewards), `intervention=False` leaves

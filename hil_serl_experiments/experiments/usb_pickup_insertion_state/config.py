@@ -24,12 +24,12 @@ ChunkingWrapper. What differs, each the consequence of having no images:
 - the step period is held at FrankaEnv's own 100 ms (step_period.StepPeriod).
 """
 
-import state_agent
 from franka_env.envs.wrappers import SpacemouseIntervention
 from ground_truth import GroundTruth, server_url
 from observation import UNITS, PrivilegedPose, TargetFrame, TaskUnits
 from serl_launcher.wrappers.chunking import ChunkingWrapper
 from serl_launcher.wrappers.serl_obs_wrappers import SERLObsWrapper
+from state_config import StateTrainConfig
 from step_period import StepPeriod
 
 from experiments.usb_pickup_insertion.config import EnvConfig as USBEnvConfig
@@ -48,21 +48,10 @@ class EnvConfig(USBEnvConfig):
     DISPLAY_IMAGE = False
 
 
-class TrainConfig(USBTrainConfig):
-    image_keys = []
-    classifier_keys = []
+class TrainConfig(StateTrainConfig, USBTrainConfig):
     privileged_keys = ["privileged_usb_pose"]  # from the simulator's ground truth: no real sensor gives them
     proprio_keys = ["tcp_pose", "tcp_vel", "tcp_force", "tcp_torque", "gripper_pose", *privileged_keys]
-    encoder_type = "state"  # hil_serl_experiments/state_agent.py: HIL-SERL's hybrid agent on the state alone
     checkpoint_period = 2000  # learner steps (as HIL-SERL's usb_pickup_insertion)
-    buffer_period = 1000
-    # the agent's hyperparameters beyond make_sac_pixel_agent_hybrid_single_arm's (state_agent.configure)
-    agent_kwargs: dict = {"target_entropy": -6.0}
-    state_units = True  # the state in the task's units (observation.TaskUnits); False: SI units
-
-    def __init__(self) -> None:
-        state_agent.override(self)
-        state_agent.configure(**self.agent_kwargs)
 
     def get_environment(self, fake_env=False, save_video=False, classifier=False, intervention=True):
         """HIL-SERL's signature; `classifier` is ignored (the ground truth rewards), `intervention=False` leaves

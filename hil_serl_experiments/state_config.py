@@ -1,0 +1,23 @@
+"""What this repository's state experiments share in their TrainConfig (runs in HIL-SERL's environment).
+
+`StateTrainConfig` goes before HIL-SERL's experiment's TrainConfig in a config's bases: no image or classifier keys,
+the state agent (state_agent.py), the state in the task's units, SAC's target entropy -6 (-|A| of the arm's six
+values: make_sac_pixel_agent's -|A|/2 let its samples stray 2-3 mm a step from their mean; docs/learning.md), and
+the run's overrides ($HIL_SERL_TRAIN_CONFIG, $HIL_SERL_AGENT) applied when the config is made.
+"""
+
+import state_agent
+
+
+class StateTrainConfig:
+    image_keys = []
+    classifier_keys = []
+    encoder_type = "state"  # hil_serl_experiments/state_agent.py: HIL-SERL's agent on the state alone
+    buffer_period = 1000
+    # the agent's hyperparameters beyond HIL-SERL's factory's (state_agent.configure)
+    agent_kwargs: dict = {"target_entropy": -6.0}
+    state_units = True  # the state in the task's units (observation.TaskUnits); False: SI units
+
+    def __init__(self) -> None:
+        state_agent.override(self)
+        state_agent.configure(**self.agent_kwargs)

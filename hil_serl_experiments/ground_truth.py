@@ -74,6 +74,9 @@ class GroundTruth(gym.Wrapper):
         self.url, self.held = url, held
         self.moved_m, self.moved_rad = moved_m, moved_rad
         self.session = requests.Session()
+        # an observation of the ground truth inside the chain (observation.PrivilegedPose): its GET /task of this
+        # step gives the step's success too (one request a step, not two)
+        self.privileged = wrapper_of(env, "PrivilegedPose")
         self.reference: tuple[np.ndarray, Rotation] | None = None
         self.replaced = 0
 
@@ -99,7 +102,7 @@ class GroundTruth(gym.Wrapper):
 
     def step(self, action):
         observation, _, done, truncated, info = self.env.step(action)
-        success = bool(self.get("task")["success"])
+        success = bool((self.privileged.task if self.privileged is not None else self.get("task"))["success"])
         info["succeed"] = success
         if done or truncated or success:
             print(EPISODE_END + (" in success" if success else ""), flush=True)

@@ -62,7 +62,8 @@ class TargetFrame(gym.ObservationWrapper):
 
 class PrivilegedPose(gym.ObservationWrapper):
     """Adds `privileged_<name>_pose` (6, in TargetFrame's frame) to the state: object `name`'s pose from the
-    simulator's ground truth (GET /task at `url`), read at each observation."""
+    simulator's ground truth (GET /task at `url`), read at each observation; the answer stays in `task` (the
+    GroundTruth outside it reads the step's success there instead of asking again)."""
 
     def __init__(self, env: gym.Env, target: np.ndarray, url: str, name: str) -> None:
         super().__init__(env)
@@ -74,7 +75,8 @@ class PrivilegedPose(gym.ObservationWrapper):
     def observation(self, observation: dict) -> dict:
         response = self.session.get(self.url, timeout=5.0)
         response.raise_for_status()
-        pose = np.asarray(response.json()["objects_in_base"][self.name], dtype=float)
+        self.task = response.json()
+        pose = np.asarray(self.task["objects_in_base"][self.name], dtype=float)
         observation["state"][self.key] = self.in_target(pose)
         return observation
 

@@ -1,4 +1,8 @@
-"""What this repository's state experiments share in their TrainConfig (runs in HIL-SERL's environment).
+"""What this repository's state experiments share in their EnvConfig and TrainConfig (runs in HIL-SERL's
+environment).
+
+`StateEnvConfig` goes before HIL-SERL's experiment's EnvConfig in a config's bases: no cameras, no crops, no image
+window (each config still names its own SERVER_URL default: scripts/hil_serl.py reads it from the config's text).
 
 `StateTrainConfig` goes before HIL-SERL's experiment's TrainConfig in a config's bases: no image or classifier keys,
 the state agent (state_agent.py), the state in the task's units, SAC's target entropy -6 (-|A| of the arm's six
@@ -7,6 +11,12 @@ the run's overrides ($HIL_SERL_TRAIN_CONFIG, $HIL_SERL_AGENT) applied when the c
 """
 
 import state_agent
+
+
+class StateEnvConfig:
+    REALSENSE_CAMERAS = {}
+    IMAGE_CROP = {}
+    DISPLAY_IMAGE = False
 
 
 class StateTrainConfig:

@@ -22,7 +22,7 @@ from ground_truth import GroundTruth, server_url
 from observation import TargetFrame, TaskUnits
 from serl_launcher.wrappers.chunking import ChunkingWrapper
 from serl_launcher.wrappers.serl_obs_wrappers import SERLObsWrapper
-from state_config import StateTrainConfig
+from state_config import StateEnvConfig, StateTrainConfig
 from step_period import StepPeriod
 
 from experiments.ram_insertion.config import EnvConfig as RAMInsertionEnvConfig
@@ -33,11 +33,8 @@ WORLD = "ram_insertion"  # scripts/hil_serl.py: the simulated world it runs on, 
 WORLD_ARGS = "cameras_config:=none"
 
 
-class EnvConfig(RAMInsertionEnvConfig):
+class EnvConfig(StateEnvConfig, RAMInsertionEnvConfig):
     SERVER_URL = server_url("http://127.0.0.2:5000/")  # the ram_insertion world's
-    REALSENSE_CAMERAS = {}
-    IMAGE_CROP = {}
-    DISPLAY_IMAGE = False
 
 
 class TrainConfig(StateTrainConfig, RAMInsertionTrainConfig):

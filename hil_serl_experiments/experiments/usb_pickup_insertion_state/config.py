@@ -29,7 +29,7 @@ from ground_truth import GroundTruth, server_url
 from observation import UNITS, PrivilegedPose, TargetFrame, TaskUnits
 from serl_launcher.wrappers.chunking import ChunkingWrapper
 from serl_launcher.wrappers.serl_obs_wrappers import SERLObsWrapper
-from state_config import StateTrainConfig
+from state_config import StateEnvConfig, StateTrainConfig
 from step_period import StepPeriod
 
 from experiments.usb_pickup_insertion.config import EnvConfig as USBEnvConfig
@@ -41,11 +41,8 @@ WORLD_ARGS = "cameras_config:=none"
 PRIVILEGED_OBJECT = "usb"  # the object whose pose the policy is given (privileged_usb_pose)
 
 
-class EnvConfig(USBEnvConfig):
+class EnvConfig(StateEnvConfig, USBEnvConfig):
     SERVER_URL = server_url("http://127.0.0.2:5000/")  # the usb_pickup_insertion world's
-    REALSENSE_CAMERAS = {}
-    IMAGE_CROP = {}
-    DISPLAY_IMAGE = False
 
 
 class TrainConfig(StateTrainConfig, USBTrainConfig):

@@ -864,8 +864,12 @@ def record_demos(run: Run, env: dict[str, str]) -> None:
     """HIL-SERL's record_demos.py with the expert (or a person) until it has saved its demos."""
     exp, args, progress = run.exp, run.args, run.progress
     world(exp, run.parts)
-    run.expert([])
-    script = run.script("demos", [f"--successes_needed={args.demos}"], extra=env)
+    episodes = ActorEpisodes(progress)
+    if exp.own:  # the env says when its episodes start: the expert starts each there, not when its reset began
+        episodes.expert = run.expert(["--episode-starts", "stdin"])
+    else:
+        run.expert([])
+    script = run.script("demos", [f"--successes_needed={args.demos}"], extra=env, on_record=episodes)
     run.parts.expected_exit.add(script.name)  # without cameras it exits once its file is written
     bar = progress.bar
 
@@ -983,7 +987,8 @@ PARKED_LINE = "[ground truth] parked between episodes"
 
 @dataclass
 class ActorEpisodes:
-    """What the actor's env says of its episodes (this repository's experiments: hil_serl_experiments/ground_truth.py):
+    """What the env of the actor (or of record_demos.py) says of its episodes (this repository's experiments:
+    hil_serl_experiments/ground_truth.py):
     each start and end handed to the scripted expert ("start", "end success", "end" on its standard input: its
     patience counts from the episode's first step), and the actor parked between two episodes (`parked`)."""
 

@@ -985,29 +985,49 @@ CPU_INTRO = (
     "beside the long polls of the virtual SpaceMouse and keyboard), against the same world's physics + controller "
     "ticks in process (unpaced; their CPU as % of one core at real time). CPU from /proc over the run (% of one core)."
 )
-LEARNING_SECTION = "## HIL-SERL learning ram_insertion from the state"
-LEARNING = Path(__file__).with_name("learning")  # one record per run, <experiment>-<seed>.json, and the curve
-LEARNING_TASK = "ram_insertion_state"
+LEARNING = Path(__file__).with_name("learning")  # one record per run, <experiment>-<seed>.json, and its curve
+LEARNING_EXPERIMENTS = ("ram_insertion_state", "usb_pickup_insertion_state", "object_handover_state")
+
+
+def learning_section(experiment: str) -> str:
+    return f"## HIL-SERL learning {experiment.removesuffix('_state')} from the state"
+
+
+def learning_records(experiment: str) -> list[Path]:
+    return sorted(LEARNING.glob(f"{experiment}-[0-9]*.json"))
 
 
 def learning(args) -> tuple[list[tuple[str, str]], str]:
-    """scripts/hil_serl.py ram_insertion_state loop once per seed, each from nothing (an empty experiment directory,
-    its own world): each run's record into benchmarks/learning/, one curve of all runs, a table of their figures."""
+    """scripts/hil_serl.py EXPERIMENT loop once per seed, each from nothing (an empty experiment directory, its own
+    world): each run's record into benchmarks/learning/, one curve of all runs, a table of their figures."""
     LEARNING.mkdir(exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     for seed in range(1, args.runs + 1) if args.runs else args.seeds:
-        directory = ROOT / "runs" / f"{LEARNING_TASK}-bench-{stamp}-seed{seed}"
+        directory = ROOT / "runs" / f"{args.experiment}-bench-{stamp}-seed{seed}"
         flags = ("--minutes", f"{args.learning_minutes:g}", "--seed", str(seed), *args.loop_args)
-        pipeline_step(directory, "loop", *flags, task=LEARNING_TASK)
+        pipeline_step(directory, "loop", *flags, task=args.experiment)
         logs = sorted((directory / "logs").glob("loop-*"))[-1]
-        shutil.copyfile(logs / "loop.json", LEARNING / f"{LEARNING_TASK}-{seed}.json")
-    return learning_table(sorted(LEARNING.glob(f"{LEARNING_TASK}-*.json")))
+        shutil.copyfile(logs / "loop.json", LEARNING / f"{args.experiment}-{seed}.json")
+    return learning_table(args.experiment)
 
 
-def learning_table(paths: list[Path]) -> tuple[list[tuple[str, str]], str]:
-    """The figures of the committed records, and the curve of all of them (hil_serl_experiments/curve.py)."""
+def fresh_failures(record: dict, shown: int = 3) -> str:
+    """The ground truth's detail at the end of the named checkpoint's fresh episodes that did not succeed."""
+    step = record["named"]["step"]
+    runs = [c for c in record["confirmations"] if c["step"] == step and not c.get("argmax")]
+    details = [e["detail"] for c in runs[-1:] for e in c["episodes"] if not e["success"]]
+    more = f"; and {len(details) - shown} more" if len(details) > shown else ""
+    return "; ".join(details[:shown]) + more if details else "none"
+
+
+def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
+    """The figures of the experiment's committed records, and the curve of all of them
+    (hil_serl_experiments/curve.py)."""
+    paths = learning_records(experiment)
+    if not paths:
+        raise SystemExit(f"no record of {experiment} in {LEARNING}")
     records = [json.loads(p.read_text()) for p in paths]
-    curve = LEARNING / f"{LEARNING_TASK}.png"
+    curve = LEARNING / f"{experiment}.png"
     python = ROOT / ".venv-hil-serl" / "bin" / "python"
     draw = [str(python), str(ROOT / "hil_serl_experiments" / "curve.py"), "--out", str(curve), *map(str, paths)]
     subprocess.run(draw, check=True)
@@ -1023,46 +1043,52 @@ def learning_table(paths: list[Path]) -> tuple[list[tuple[str, str]], str]:
         interventions = (
             " -> ".join(f"{100 * b['intervention_rate']:.0f} %" for b in (bins[0], bins[-1])) if bins else "-"
         )
-        to_goal = r.get("minutes_to_90")
+        goal, to_goal = r.get("goal", 0.9), r.get("minutes_to_goal")
         rows += [
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
              f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})" if "stopped_at_minute" not in r else
-             f"{r['stopped_at_minute']:g} of {r['minutes']:g}, stopped by hand ({r['wall_minutes']:.0f}): the "
-             "record's `ended`"),
+             f"{r['stopped_at_minute']:g} of {r['minutes']:g}, stopped ({r['wall_minutes']:.0f}): the record's "
+             "`ended`"),
             (f"seed {r['seed']}: named checkpoint (minute; chosen on {len(r['checkpoints'][0]['episodes'])} selection "
              "episodes per checkpoint)", f"{named['step']} ({named['minutes']:.1f} min)"),
             (f"seed {r['seed']}: the named one on fresh episodes (95 % interval)", share(r["fresh"])),
             (f"seed {r['seed']}: the last checkpoint on fresh episodes", share(r["last_fresh"])),
             (f"seed {r['seed']}: the named one's mode (argmax) on fresh episodes",
              share(r["mode"]) if r.get("mode") else "-"),
-            (f"seed {r['seed']}: training minutes to the first checkpoint >= 90 % confirmed on fresh episodes",
-             f"{to_goal:.1f}" if to_goal is not None else "none"),
+            (f"seed {r['seed']}: training minutes to the first checkpoint >= {100 * goal:.0f} % confirmed on fresh "
+             "episodes", f"{to_goal:.1f}" if to_goal is not None else "none"),
             (f"seed {r['seed']}: learner steps/s; actor env steps/s within episodes (period p50/p99 ms)",
              f"{r.get('learner_steps_per_s')}; {actor.get('env_steps_per_s', '-')} ({actor.get('period_p50_ms', '-')}"
              f"/{actor.get('period_p99_ms', '-')})"),
             (f"seed {r['seed']}: intervention rate, first -> last 5 training minutes", interventions),
+            (f"seed {r['seed']}: where the named one's fresh episodes without success ended (ground truth)",
+             fresh_failures(r)),
         ]  # fmt: skip
-    reached = sorted(r["minutes_to_90"] for r in records if r.get("minutes_to_90") is not None)
+    goals = {r.get("goal", 0.9) for r in records}
+    goal = f"{100 * min(goals):.0f} %" if len(goals) == 1 else "the goal"
+    reached = sorted(r["minutes_to_goal"] for r in records if r.get("minutes_to_goal") is not None)
     median = (
         f"{np.median(reached):.1f}" if len(reached) == len(records) else f"{len(reached)} of {len(records)} reached"
     )
-    rows.append(("median training minutes to a confirmed >= 90 % checkpoint", median))
+    rows.append((f"median training minutes to a confirmed >= {goal} checkpoint", median))
     after = f"\n![learning curves](learning/{curve.name})\n\nRecords (every evaluation episode): " + ", ".join(
         f"[{p.name}](learning/{p.name})" for p in paths
     )
     return rows, after + "\n"
 
 
-def write_learning(rows: list[tuple[str, str]], after: str) -> None:
+def write_learning(experiment: str, rows: list[tuple[str, str]], after: str) -> None:
     intro = (
-        "HIL-SERL's own train_rlpd.py (its learner, actor, SACAgent, RLPD's 50/50 demo sampling, agentlace), "
-        "unaltered, on the state-based ram_insertion (`hil_serl_experiments/`, docs/learning.md), each run from an "
-        "empty experiment directory and its own world: `scripts/hil_serl.py ram_insertion_state loop --seed N`. "
-        "Success is the simulator's ground truth. Minutes are training minutes from the first demo; the loop's "
-        "evaluations pause the training and are not counted. Selection episodes choose the named checkpoint; "
-        "fresh episodes (other seeds) confirm it."
+        "HIL-SERL's own train_rlpd.py (its learner, actor, agent, RLPD's 50/50 demo sampling, agentlace), "
+        f"unaltered, on the state-based {experiment.removesuffix('_state')} (`hil_serl_experiments/`, "
+        "docs/learning.md), each run from an empty experiment directory and its own world: "
+        f"`scripts/hil_serl.py {experiment} loop --seed N`. Success is the simulator's ground truth. Minutes are "
+        "training minutes from the first demo; the loop's evaluations pause the training and are not counted. "
+        "Selection episodes choose the named checkpoint; fresh episodes (other seeds) confirm it."
     )
-    write_section(LEARNING_SECTION, "make bench-learning", intro, rows, after)
+    command = "make bench-learning"
+    command += "" if experiment == LEARNING_EXPERIMENTS[0] else f" ARGS='--experiment {experiment}'"
+    write_section(learning_section(experiment), command, intro, rows, after)
 
 
 def main() -> int:
@@ -1092,7 +1118,9 @@ def main() -> int:
                         help="pipeline: the classifier's epochs and batch size")  # fmt: skip
     parser.add_argument("--pipeline-demos", type=int, default=5, help="pipeline: demos to record")
     parser.add_argument("--pipeline-steps", type=int, default=300, help="pipeline: actor steps beside the learner")
-    parser.add_argument("--learning-only", action="store_true", help="only HIL-SERL learning ram_insertion_state (8.)")
+    parser.add_argument("--learning-only", action="store_true", help="only HIL-SERL learning from the state (8.)")
+    parser.add_argument("--experiment", choices=LEARNING_EXPERIMENTS, default=LEARNING_EXPERIMENTS[0],
+                        help="learning: the state experiment (default ram_insertion_state)")  # fmt: skip
     parser.add_argument("--learning-minutes", type=float, default=60.0, help="learning: training minutes per run")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="learning: one run per seed")
     parser.add_argument("--runs", type=int, help="learning: N runs, seeds 1 to N (in place of --seeds)")
@@ -1114,11 +1142,10 @@ def main() -> int:
         return 0
 
     if args.learning_only or args.learning_table:
-        committed = sorted(LEARNING.glob(f"{LEARNING_TASK}-*.json"))
-        rows, after = learning(args) if args.learning_only else learning_table(committed)
+        rows, after = learning(args) if args.learning_only else learning_table(args.experiment)
         print("\n" + markdown_table(rows) + "\n" + after)
         if not args.no_write:
-            write_learning(rows, after)
+            write_learning(args.experiment, rows, after)
         return 0
     if args.pipeline_only:
         rows = pipeline(args)

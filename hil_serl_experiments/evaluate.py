@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ import numpy as np
 import state_agent
 from experiments.mappings import CONFIG_MAPPING
 from flax.training import checkpoints
-from ground_truth import chain, wrapper_of
+from ground_truth import arms, chain, wrapper_of
 
 
 def parse() -> argparse.Namespace:
@@ -103,30 +102,36 @@ class CheckpointPolicy:
 GRIPPER_BUTTONS = {"close": -1.0, "open": 1.0}  # SpacemouseIntervention: the left button -1 (close), the right +1
 
 
-def expert_policy(task: str, action_size: int):
+def expert_policy(task: str, urls: list[str], action_size: int):
     """The scripted expert's action of each tick, taken where it would deflect the SpaceMouse and press its buttons
     (exactly what SpaceMouseExpert and SpacemouseIntervention would make of them), given to the env as the
-    policy's: 6 values, or 7 with the gripper's (-1 close, 0 stay, 1 open) where the policy drives the gripper."""
+    policy's: per arm (`urls`: its server, in the env's order), 6 values, or 7 with the gripper's (-1 close, 0 stay,
+    1 open) where the policy drives the gripper (DualSpacemouseIntervention's order: left 6 + 1, right 6 + 1)."""
     from scripted_expert.experts import EXPERTS
     from scripted_expert.motion import action_of, axes_for
 
-    expert = EXPERTS[task]([os.environ.get("FRANKA_SIM_URL", "http://127.0.0.2:5000")], log=lambda message: None)
-    arm, taken = expert.arms[0], {}
+    expert = EXPERTS[task](urls, log=lambda message: None)
+    per_arm, taken = action_size // len(expert.arms), {}
 
-    def command(action=None, gripper=None) -> None:
-        taken["action"] = action_of(axes_for(np.zeros(6) if action is None else action))
-        taken["gripper"] = GRIPPER_BUTTONS.get(gripper, 0.0)
+    def commander(index: int):
+        def command(action=None, gripper=None) -> None:
+            move = action_of(axes_for(np.zeros(6) if action is None else action))
+            taken[index] = move if per_arm == 6 else np.append(move, GRIPPER_BUTTONS.get(gripper, 0.0))
 
-    arm.command = command
+        return command
+
+    for index, arm in enumerate(expert.arms):
+        arm.command = commander(index)
 
     def act(observation):
-        taken["action"], taken["gripper"] = np.zeros(6), 0.0
+        taken.update({i: np.zeros(per_arm) for i in range(len(expert.arms))})
         truth = expert.truth()
         if not expert.finished(truth):
-            arm.read()
+            for arm in expert.arms:
+                arm.read()
             expert.tick(truth)
         expert.ticks += 1
-        return taken["action"] if action_size == 6 else np.append(taken["action"], taken["gripper"])
+        return np.concatenate([taken[i] for i in range(len(expert.arms))])
 
     return act
 
@@ -150,14 +155,15 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
     results = []
     for episode in range(episodes):
         observation, _ = env.reset()
-        start = [round(float(v), 5) for v in env.unwrapped.currpos]  # the hand's pose at the start, base frame
+        # the hand's pose at the start, base frame (two arms: the left's, then the right's, each in its base)
+        start = [round(float(v), 5) for arm in arms(env) for v in arm.currpos]
         objects = {k: [round(float(v), 5) for v in p] for k, p in truth.get("task")["objects_in_base"].items()}
         started, steps, done, truncated, info = time.monotonic(), 0, False, False, {}
         while not (done or truncated):
             observation, _, done, truncated, info = env.step(act(observation))
             steps += 1
         success = bool(info.get("succeed"))
-        where = truth.get("task")  # where the episode left the stick (GroundTruth's route to the simulator)
+        where = truth.get("task")  # where the episode left the object (GroundTruth's route to the simulator)
         noise = getattr(act, "noise", [])
         results.append(
             {
@@ -214,7 +220,8 @@ class Evaluator:
         else:
             np.random.seed(seed)
             size = self.env.action_space.shape[-1]
-            act = expert_policy(args.expert_task, size) if args.policy == "expert" else (lambda _: np.zeros(size))
+            urls = [arm.url for arm in arms(self.env)]
+            act = expert_policy(args.expert_task, urls, size) if args.policy == "expert" else (lambda _: np.zeros(size))
             runs.append(evaluate(self.env, act, episodes, args.policy))
         results["replaced"] = truth.replaced - replaced
         print(f"[evaluate] the object was put back {results['replaced']} time(s)", flush=True)

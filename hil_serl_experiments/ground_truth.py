@@ -38,6 +38,14 @@ def server_url(default: str) -> str:
     return (os.environ.get("FRANKA_SIM_URL") or default).rstrip("/") + "/"
 
 
+def arm_server_urls(defaults: list[str]) -> list[str]:
+    """A two-arm world's servers, left then right: $FRANKA_SIM_URLS (comma-separated), else `defaults`."""
+    urls = [u.strip() for u in os.environ.get("FRANKA_SIM_URLS", "").split(",") if u.strip()] or defaults
+    if len(urls) != len(defaults):
+        raise ValueError(f"FRANKA_SIM_URLS names {len(urls)} server(s); the experiment has {len(defaults)} arms")
+    return [url.rstrip("/") + "/" for url in urls]
+
+
 def wrapper_of(env: gym.Env, name: str) -> gym.Env | None:
     """The wrapper of class `name` in env's chain (None: not there)."""
     while env is not None:
@@ -45,6 +53,12 @@ def wrapper_of(env: gym.Env, name: str) -> gym.Env | None:
             return env
         env = getattr(env, "env", None)
     return None
+
+
+def arms(env: gym.Env) -> list[gym.Env]:
+    """The FrankaEnv of each arm under env's wrappers: one, or DualFrankaEnv's left and right."""
+    base = env.unwrapped
+    return [base.env_left, base.env_right] if hasattr(base, "env_left") else [base]
 
 
 def chain(env: gym.Env) -> list[str]:
@@ -65,13 +79,21 @@ def pose_in(frame: np.ndarray, pose: np.ndarray) -> tuple[np.ndarray, Rotation]:
 class GroundTruth(gym.Wrapper):
     """Reward 1 and the episode's end when the simulator's ground truth says success (info['succeed'], as
     HIL-SERL's classifier wrapper); the object put back: `held` (a name) in the hand where it has moved there, or
-    (`held` None) where the world starts it when the reset finds the task undone."""
+    (`held` None) where the world starts it when the reset finds the task undone. `puts_back` False: the env's
+    reset asks a person to put it back itself (HandOffEnv's "Press Enter to continue...", which scripts/hil_serl.py
+    answers after POST /task/reset), and this wrapper only rewards and says where episodes start and end."""
 
     def __init__(
-        self, env: gym.Env, url: str, held: str | None, moved_m: float = 0.0015, moved_rad: float = 0.035
+        self,
+        env: gym.Env,
+        url: str,
+        held: str | None,
+        moved_m: float = 0.0015,
+        moved_rad: float = 0.035,
+        puts_back: bool = True,
     ) -> None:
         super().__init__(env)
-        self.url, self.held = url, held
+        self.url, self.held, self.puts_back = url, held, puts_back
         self.moved_m, self.moved_rad = moved_m, moved_rad
         self.session = requests.Session()
         # an observation of the ground truth inside the chain (observation.PrivilegedPose): its GET /task of this
@@ -130,6 +152,10 @@ class GroundTruth(gym.Wrapper):
         self.put_back()
 
     def _reset(self, **kwargs):
+        if not self.puts_back:
+            observation, info = self.env.reset(**kwargs)
+            info["replaced"] = self.replaced
+            return observation, info
         if self.held is None:  # the object where the world starts it (the task done) before the env's reset
             if not self.get("task")["success"]:
                 observation, info = self.env.reset(**kwargs)  # the hand clear of the scene, at the reset pose

@@ -35,6 +35,11 @@ UNITS = {
 PRIVILEGED = "privileged_{}_pose"  # the state key of an object's pose from the ground truth (PrivilegedPose)
 
 
+def arm_units(arms: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
+    """UNITS for the state keys of each of `arms` in a DualFrankaEnv ("left/tcp_pose", ...)."""
+    return {f"{arm}/{key}": unit for arm in arms for key, unit in UNITS.items()}
+
+
 class InTarget:
     """A pose [x, y, z, qx, qy, qz, qw] in the frame of `target` (the config's [x, y, z, rx, ry, rz]) as 6 values:
     position minus the target's (base frame), rotation vector from the target's."""
@@ -48,27 +53,29 @@ class InTarget:
 
 
 class TargetFrame(gym.ObservationWrapper):
-    """tcp_pose (7: xyz, quaternion) -> (6): position minus the target's, rotation vector from the target's."""
+    """tcp_pose (7: xyz, quaternion) -> (6): position minus the target's, rotation vector from the target's. `key`:
+    the state key of the pose (an arm's of two: "left/tcp_pose", "right/tcp_pose", each with its own target)."""
 
-    def __init__(self, env: gym.Env, target: np.ndarray) -> None:
+    def __init__(self, env: gym.Env, target: np.ndarray, key: str = "tcp_pose") -> None:
         super().__init__(env)
-        self.in_target = InTarget(target)
-        self.observation_space["state"]["tcp_pose"] = gym.spaces.Box(-np.inf, np.inf, shape=(6,))
+        self.in_target, self.key = InTarget(target), key
+        self.observation_space["state"][key] = gym.spaces.Box(-np.inf, np.inf, shape=(6,))
 
     def observation(self, observation: dict) -> dict:
-        observation["state"]["tcp_pose"] = self.in_target(observation["state"]["tcp_pose"])
+        observation["state"][self.key] = self.in_target(observation["state"][self.key])
         return observation
 
 
 class PrivilegedPose(gym.ObservationWrapper):
     """Adds `privileged_<name>_pose` (6, in TargetFrame's frame) to the state: object `name`'s pose from the
     simulator's ground truth (GET /task at `url`), read at each observation; the answer stays in `task` (the
-    GroundTruth outside it reads the step's success there instead of asking again)."""
+    GroundTruth outside it reads the step's success there instead of asking again). `prefix` goes before the key
+    (a two-arm env's "world/": its place in the state's sorted keys, after both arms')."""
 
-    def __init__(self, env: gym.Env, target: np.ndarray, url: str, name: str) -> None:
+    def __init__(self, env: gym.Env, target: np.ndarray, url: str, name: str, prefix: str = "") -> None:
         super().__init__(env)
         self.in_target = InTarget(target)
-        self.url, self.name, self.key = url.rstrip("/") + "/task", name, PRIVILEGED.format(name)
+        self.url, self.name, self.key = url.rstrip("/") + "/task", name, prefix + PRIVILEGED.format(name)
         self.session = requests.Session()
         self.observation_space["state"][self.key] = gym.spaces.Box(-np.inf, np.inf, shape=(6,))
 

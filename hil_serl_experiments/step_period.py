@@ -21,6 +21,7 @@ from collections import defaultdict, deque
 
 import gymnasium as gym
 import numpy as np
+from ground_truth import arms
 
 SPACEMOUSE_WRAPPERS = ("SpacemouseIntervention", "DualSpacemouseIntervention")
 WINDOW = 50  # steps whose overhead sets the sleep
@@ -29,8 +30,8 @@ WINDOW = 50  # steps whose overhead sets the sleep
 class StepPeriod(gym.Wrapper):
     def __init__(self, env: gym.Env, hold: bool = True, report_every: int = 20) -> None:
         super().__init__(env)
-        self.base = env.unwrapped
-        self.hz = float(self.base.hz)  # FrankaEnv's own rate (10), as its resets keep using it
+        self.arms = arms(env)  # each arm's FrankaEnv (DualFrankaEnv steps both at once, each sleeping to 1/hz)
+        self.hz = float(self.arms[0].hz)  # FrankaEnv's own rate (10), as its resets keep using it
         self.period = 1.0 / self.hz
         self.step_hz = self.hz  # the rate FrankaEnv's step sleeps to (held: above hz by the overhead)
         self.hold, self.report_every = hold, report_every
@@ -44,7 +45,11 @@ class StepPeriod(gym.Wrapper):
     def _time_parts(self) -> None:
         """Time the parts of a step in FrankaEnv, its SpaceMouse wrapper and the ground truth (instance attributes:
         their classes are untouched)."""
-        timed = [(self.base, "_send_pos_command", "pose command"), (self.base, "_update_currpos", "state request")]
+        timed = [
+            (arm, method, part)
+            for arm in self.arms
+            for method, part in (("_send_pos_command", "pose command"), ("_update_currpos", "state request"))
+        ]
         wrapper = self.env
         while isinstance(wrapper, gym.Wrapper):
             if type(wrapper).__name__ in SPACEMOUSE_WRAPPERS:
@@ -78,14 +83,18 @@ class StepPeriod(gym.Wrapper):
             if self.hold:  # FrankaEnv sleeps to 1/hz from its step's start: shorten that by the overhead
                 self.step_hz = 1.0 / max(self.period / 2, self.period - float(np.median(self.overheads)))
         self.last_call = now
-        self.base.hz = self.step_hz
+        self._set_hz(self.step_hz)
         try:
             result = self.env.step(action)
         finally:
-            self.base.hz = self.hz  # the rest of FrankaEnv (its resets' interpolated moves) as it was
+            self._set_hz(self.hz)  # the rest of FrankaEnv (its resets' interpolated moves) as it was
         self.returned = time.perf_counter()
         self.parts["env step"].append(self.returned - now)
         return result
+
+    def _set_hz(self, hz: float) -> None:
+        for arm in self.arms:
+            arm.hz = hz
 
     def reset(self, **kwargs):
         started, self.last_call = time.perf_counter(), None

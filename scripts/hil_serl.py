@@ -149,19 +149,30 @@ def load_experiment(hil_serl: Path, task: str, directory: Path, step: str) -> Ex
 
 
 def own_experiment(hil_serl: Path, task: str, text: str, directory: Path, logs: Path) -> Experiment:
-    """One of this repository's experiments (hil_serl_experiments/experiments/TASK/config.py): its server is
-    $FRANKA_SIM_URL or the default its config names; the world it runs on and that world's launch arguments are
-    its config's WORLD and WORLD_ARGS, the server's address added (a world of its own per address)."""
+    """One of this repository's experiments (hil_serl_experiments/experiments/TASK/config.py): the world it runs on
+    and that world's launch arguments are its config's WORLD and WORLD_ARGS. A one-arm experiment's server is
+    $FRANKA_SIM_URL or the default its config names (`server_url("...")`), the server's address added to the launch
+    arguments (a world of its own per address); a two-arm one's are $FRANKA_SIM_URLS (left,right) or the defaults
+    its config names (`arm_server_urls([...])`: the world's own, fixed)."""
     default = re.search(r'server_url\("([^"]+)"\)', text)
+    defaults = re.search(r"arm_server_urls\(\[([^\]]+)\]\)", text)
     world = re.search(r'WORLD\s*=\s*"([^"]+)"', text)
-    if default is None or world is None:
-        raise StepFailed(f'{task}\'s config names no server_url("...") default or no WORLD', 2)
-    server = (os.environ.get("FRANKA_SIM_URL") or default[1]).rstrip("/") + "/"
-    address = urllib.parse.urlsplit(server)
+    if not (default or defaults) or world is None:
+        raise StepFailed(f'{task}\'s config names no server_url("...") nor arm_server_urls([...]) defaults, or no '
+                         "WORLD", 2)  # fmt: skip
+    if default:
+        servers = [os.environ.get("FRANKA_SIM_URL") or default[1]]
+    else:
+        servers = [u for u in os.environ.get("FRANKA_SIM_URLS", "").split(",") if u.strip()]
+        servers = servers or re.findall(r'"([^"]+)"', defaults[1])
+    servers = [url.strip().rstrip("/") + "/" for url in servers]
     extra = re.search(r'WORLD_ARGS\s*=\s*"([^"]*)"', text)
-    args = (*(extra[1].split() if extra else ()), f"host:={address.hostname}", f"port:={address.port or 80}")
+    args = tuple(extra[1].split() if extra else ())
+    if default:
+        address = urllib.parse.urlsplit(servers[0])
+        args += (f"host:={address.hostname}", f"port:={address.port or 80}")
     logs.mkdir(parents=True, exist_ok=True)
-    return Experiment(task, [server], hil_serl / "examples", directory, logs, False, world=world[1], world_args=args,
+    return Experiment(task, servers, hil_serl / "examples", directory, logs, False, world=world[1], world_args=args,
                       own=True)  # fmt: skip
 
 
@@ -322,6 +333,7 @@ def hil_serl_env(exp: Experiment, extra: dict[str, str] | None = None) -> dict[s
         env["HIL_SERL_TRAIN_CONFIG"] = exp.train_config
     env.update(
         FRANKA_SIM_URL=exp.servers[0].rstrip("/"),
+        **({"FRANKA_SIM_URLS": ",".join(exp.servers)} if len(exp.servers) > 1 else {}),  # a two-arm state experiment's
         FRANKA_SIM_CAMERAS="1",
         FRANKA_SIM_SPACEMOUSE="1",
         FRANKA_SIM_KEYS="1",
@@ -1088,7 +1100,10 @@ class Evaluator:
         flags += [f"--checkpoint_path={path}"] if args.policy == "checkpoint" else []
         flags += [f"--expert_task={exp.world}"] if args.policy == "expert" else []
         argv = [str(VENV_PYTHON), str(OWN_EXPERIMENTS / "evaluate.py"), *flags]
-        self.part = run.parts.add(Part("evaluate", argv, exp.logs, hil_serl_env(exp), on_record=self._record))
+        self.part = run.parts.add(
+            Part("evaluate", argv, exp.logs, hil_serl_env(exp), on_record=self._record,
+                 on_text=Prompter(exp, run.progress))  # HandOffEnv's reset asks for Enter: answered as the actor's
+        )  # fmt: skip
         say(f"the evaluator: hil_serl_experiments/evaluate.py {' '.join(flags)} (log {self.part.log_path})")
         run.watch(lambda: self._answered("ready"), lambda: "the evaluator starts (its env, the agent, JAX)", 30.0)
 

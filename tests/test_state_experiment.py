@@ -16,6 +16,8 @@ environment against a launched world of the task without cameras (real launch, H
 - usb_pickup_insertion_state: the same, with train_rlpd.py's hybrid agent (SAC and the grasp critic), the stick's
   pose under a key that says it is privileged, GripperPenaltyWrapper's penalties, and the stick plugged back in
   after an episode without success.
+- object_handover_state: the same for two arms (DualFrankaEnv of HandOffEnvs, the dual hybrid agent, the bar's
+  privileged pose); the evaluation puts the bar back where HandOffEnv's reset asks for it, as the runner does.
 """
 
 from __future__ import annotations
@@ -95,7 +97,10 @@ if learned_gripper:
     report["grasp_critic_loss"] = float(update["grasp_critic"]["grasp_critic_loss"])
 action = agent.sample_actions(observations=jax.device_put(obs), seed=jax.random.PRNGKey(1), argmax=False)
 report["policy_action"] = np.asarray(action).tolist()
-if sys.argv[3] == "ram_insertion_state":
+if sys.argv[3] == "object_handover_state":  # HandOffEnv's reset asks for Enter (stdin), the bar left where it is
+    obs, info = env.reset()
+    report["replaced"] = info["replaced"]
+elif sys.argv[3] == "ram_insertion_state":
     import requests, time
     requests.post(env.url + "open_gripper", timeout=5).raise_for_status()  # the stick drops out of the hand
     time.sleep(1.5)
@@ -115,12 +120,12 @@ def learn_a_little(tmp_path: Path, world: str, experiment: str) -> tuple[dict, d
     saved (2 episodes): its report, and the evaluation's summary."""
     saved = tmp_path / "first_run"
     with task_world(world, NO_CAMERAS) as (clients, _):
-        url = clients[""].url
+        urls = [robot.url for robot in clients.values()]
         code, output = hil_serl.run(["-c", ENV_AND_AGENT, str(OWN), str(saved), experiment],
-                                    env=hil_serl.sim_devices([url]), timeout=300)  # fmt: skip
+                                    env=sim_devices(urls), timeout=300, stdin="\n" * 20)  # fmt: skip
         assert code == 0, output
         flags = ("--checkpoint-path", str(saved), "--eval-steps", "300", "--episodes", "2", "--dir", str(tmp_path))
-        evaluated = runner(url, experiment, "evaluate", "--policy", "checkpoint", *flags, timeout=300)
+        evaluated = runner(urls, experiment, "evaluate", "--policy", "checkpoint", *flags, timeout=420)
     report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
     # the checkpoint restored, acting alone, scored by the ground truth
     (run,) = evaluated["evaluation"]
@@ -182,12 +187,50 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
         assert episode["steps"] > 1, episode  # not started with the stick plugged in
 
 
-def runner(url: str, experiment: str, *args: str, timeout: float) -> dict:
-    """scripts/hil_serl.py `experiment` with `args`, against the world at `url`: its summary."""
+@hil_serl.may_build
+def test_the_two_arm_config_gives_the_bars_privileged_pose_and_the_dual_hybrid_agent_learns(tmp_path):
+    """object_handover_state: HandOffEnv per arm inside DualFrankaEnv (each reset's "Press Enter to continue..."
+    answered), both arms' proprioception and the bar's pose from the ground truth under a key that says it is
+    privileged, GripperPenaltyWrapper's penalties for either gripper, and train_rlpd.py's `dual-arm-learned-gripper`
+    agent (SAC for the arms, the grasp critic for both grippers) updating all its networks on real transitions."""
+    report, run = learn_a_little(tmp_path, "object_handover", "object_handover_state")
+    sizes = {"left/gripper_pose": [1], "left/tcp_pose": [6], "left/tcp_vel": [6], "right/gripper_pose": [1],
+             "right/tcp_pose": [6], "right/tcp_vel": [6], "world/privileged_bar_pose": [6]}  # fmt: skip
+    assert report["proprio"] == sizes and list(report["proprio"]) == list(sizes), report["proprio"]  # sorted
+    assert report["keys"] == ["state"] and report["state"] == [1, 32] and report["space"] == [1, 32]
+    assert report["action"] == [14]
+    state = report["state_at_reset"]
+    # both grippers open (HandOffEnv's reset), GripperPenaltyWrapper's state[0, 0] and state[0, 13] after a step
+    assert state[0] > 0.85 and state[13] > 0.85, state
+    # each hand at its RESET_POSE (its own frame: mm, 0.01 rad), the bar on its posts 11 cm below the left hand
+    for hand in (state[1:7], state[14:20]):
+        assert max(abs(v) for v in hand[:3]) < 10 and max(abs(v) for v in hand[3:]) < 10, hand
+    bar = state[26:29]
+    assert abs(bar[0]) < 10 and abs(bar[1] - 10) < 10 and abs(bar[2] + 110) < 10, bar
+    assert all(reward == 0 and not succeed for reward, succeed in report["rewards"])
+    assert -0.02 in report["penalties"] and set(report["penalties"]) <= {0.0, -0.02, -0.04}, report["penalties"]
+    assert report["agent"] == "SACAgentHybridDualArm" and report["finite"], report
+    networks = ["modules_actor", "modules_critic", "modules_grasp_critic", "modules_temperature"]
+    assert report["changed_networks"] == networks, report
+    action = report["policy_action"]
+    assert len(action) == 14 and action[6] in (-1.0, 0.0, 1.0) and action[13] in (-1.0, 0.0, 1.0), report
+    assert report["replaced"] == 0, report  # the bar goes back when HandOffEnv's reset asks (the runner's part)
+    for episode in run["episodes"]:
+        assert isinstance(episode["success"], bool) and 1 <= episode["steps"] <= 200, episode
+        assert "bar touches" in episode["detail"] and len(episode["start"]) == 14, episode
+
+
+def sim_devices(urls: list[str]) -> dict[str, str]:
+    """hil_serl.sim_devices, and a two-arm state experiment's servers (FRANKA_SIM_URLS: its config's)."""
+    return {**hil_serl.sim_devices(urls), **({"FRANKA_SIM_URLS": ",".join(urls)} if len(urls) > 1 else {})}
+
+
+def runner(urls: list[str], experiment: str, *args: str, timeout: float) -> dict:
+    """scripts/hil_serl.py `experiment` with `args`, against the world at `urls` (each arm's server): its summary."""
     hil_serl.python()  # HIL-SERL's environment built (the runner's first step checks it)
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "hil_serl.py"), experiment, *args],
-        env=hil_serl.environment({"FRANKA_SIM_URL": url}),
+        env=hil_serl.environment(sim_devices(urls)),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -200,15 +243,19 @@ def runner(url: str, experiment: str, *args: str, timeout: float) -> dict:
 
 @pytest.mark.parametrize(
     "world, experiment, length",
-    [("ram_insertion", "ram_insertion_state", 100), ("usb_pickup_insertion", "usb_pickup_insertion_state", 120)],
+    [
+        ("ram_insertion", "ram_insertion_state", 100),
+        ("usb_pickup_insertion", "usb_pickup_insertion_state", 120),
+        ("object_handover", "object_handover_state", 200),
+    ],
 )
 @hil_serl.may_build
 def test_the_evaluation_scores_the_expert_100_percent_and_no_motion_0_percent(tmp_path, world, experiment, length):
     with task_world(world, NO_CAMERAS) as (clients, _):
-        robot = clients[""]
+        urls = [robot.url for robot in clients.values()]
         common = ("--dir", str(tmp_path), "--episodes")
-        expert = runner(robot.url, experiment, "evaluate", "--policy", "expert", *common, "3", timeout=300)
-        zero = runner(robot.url, experiment, "evaluate", "--policy", "zero", *common, "2", timeout=300)
+        expert = runner(urls, experiment, "evaluate", "--policy", "expert", *common, "3", timeout=420)
+        zero = runner(urls, experiment, "evaluate", "--policy", "zero", *common, "2", timeout=420)
     (expert_run,) = expert["evaluation"]
     (zero_run,) = zero["evaluation"]
     assert expert_run["success_rate"] == 1.0 and len(expert_run["episodes"]) == 3, expert_run

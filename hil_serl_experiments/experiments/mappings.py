@@ -4,6 +4,7 @@ experiments: what `--exp_name` of HIL-SERL's train_rlpd.py and record_demos.py c
 import importlib.util
 
 from experiments import HIL_SERL_EXPERIMENTS
+from experiments.object_handover_state.config import TrainConfig as ObjectHandoverStateTrainConfig
 from experiments.ram_insertion_state.config import TrainConfig as RAMInsertionStateTrainConfig
 from experiments.usb_pickup_insertion_state.config import TrainConfig as USBPickupInsertionStateTrainConfig
 
@@ -15,4 +16,5 @@ CONFIG_MAPPING = {
     **_hil_serl.CONFIG_MAPPING,
     "ram_insertion_state": RAMInsertionStateTrainConfig,
     "usb_pickup_insertion_state": USBPickupInsertionStateTrainConfig,
+    "object_handover_state": ObjectHandoverStateTrainConfig,
 }

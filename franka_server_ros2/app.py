@@ -25,6 +25,7 @@ from .teleop import TeleopHub, add_teleop_routes
 
 JOINT_RESET_TIMEOUT = 40.0  # [s] the original waits up to ~30 s for the arm, plus its own sleeps
 WRENCH_RESET_WAIT = 2.0  # [s] the egg-flip server's /reset sleeps this long after asking for the reset
+SERVICE_TIMEOUT = 5.0  # [s] a robot service's answer (error recovery, a controller's start or stop, the task's)
 
 # state routes: name -> what of the snapshot they answer
 STATE_ROUTES: dict[str, Callable[[StateSnapshot], dict[str, Any]]] = {
@@ -109,17 +110,17 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
         response.status_code = 200 if status == "ok" else 503
         return response
 
-    def call(service: str, timeout: float = 5.0) -> None:
-        """A robot service that must succeed; its refusal is a 500 with the reason."""
+    def call(service: str, timeout: float = SERVICE_TIMEOUT) -> None:
+        """A robot service that must succeed (a new route's: /task/reset); its refusal is a 500 with the reason."""
         response = robot.trigger(service, timeout)
         if not response.success:
             raise RobotRefused(f"{service}: {response.message}")
 
-    trigger_route(app, call, "/clearerr", ("error_recovery",), "Clear")
+    trigger_route(app, robot, "/clearerr", ("error_recovery",), "Clear")
     if settings.controller == "wrench":
-        add_wrench_routes(app, robot, call)
+        add_wrench_routes(app, robot)
     else:
-        add_impedance_routes(app, robot, settings, call)
+        add_impedance_routes(app, robot, settings)
 
     @app.get("/task")
     def task():
@@ -175,16 +176,31 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
     return app
 
 
-def trigger_route(app: Flask, call: Callable[[str], None], path: str, services: tuple[str, ...], answer: str) -> None:
+def ask(robot: Robot, path: str, service: str, answer: str) -> str:
+    """Ask the robot for `service` as the original asks (it publishes error recovery's goal, launches or stops a
+    controller, and reads no outcome): a refusal (error recovery failing, a controller that cannot start in a reflex
+    the arm re-entered right after its recovery) is logged as a warning and returned ('' for none); the route still
+    answers `answer`, the original's. A robot that does not answer at all is a 503 (RobotUnavailable), as for
+    every route."""
+    response = robot.trigger(service, SERVICE_TIMEOUT)
+    if response.success:
+        return ""
+    robot.warn(f"{path}: {service} refused ({response.message}); answered {answer!r} as the original")
+    return f"{service}: {response.message}"
+
+
+def trigger_route(app: Flask, robot: Robot, path: str, services: tuple[str, ...], answer: str) -> None:
+    """A route of the original's that asks the robot for `services` in order (each asked whatever the one before
+    made of it) and answers `answer`; refusals are named in the `X-Refused` header."""
+
     def route():
-        for service in services:
-            call(service)
-        return answer
+        refused = [r for r in (ask(robot, path, service, answer) for service in services) if r]
+        return answer, 200, {"X-Refused": "; ".join(refused)} if refused else {}
 
     app.add_url_rule(path, path.strip("/"), route, methods=["POST"])
 
 
-def add_impedance_routes(app: Flask, robot: Robot, settings: ServerSettings, call: Callable[[str], None]) -> None:
+def add_impedance_routes(app: Flask, robot: Robot, settings: ServerSettings) -> None:
     """franka_server.py's routes over the Cartesian impedance controller."""
 
     @app.post("/pose")
@@ -193,20 +209,20 @@ def add_impedance_routes(app: Flask, robot: Robot, settings: ServerSettings, cal
         robot.move(position, quat)
         return "Moved"
 
-    trigger_route(app, call, "/startimp", ("error_recovery", "start"), "Started impedance")  # the original clears first
-    trigger_route(app, call, "/stopimp", ("stop",), "Stopped impedance")
+    trigger_route(app, robot, "/startimp", ("error_recovery", "start"), "Started impedance")  # clears first
+    trigger_route(app, robot, "/stopimp", ("stop",), "Stopped impedance")
 
     @app.post("/jointreset")
     def joint_reset():
         """As the original: error recovery (so it works from a reflex), the joint-space move (impedance
         control stops, and restarts at the end), error recovery again; the answer is always `Reset Joint`,
         and the outcome is logged and in the `X-Joint-Reset` header."""
-        call("error_recovery")
+        refused = ask(robot, "/jointreset", "error_recovery", "Reset Joint")
         response = robot.trigger("joint_reset", JOINT_RESET_TIMEOUT)
-        call("error_recovery")
+        refused = "; ".join(filter(None, (refused, ask(robot, "/jointreset", "error_recovery", "Reset Joint"))))
         if not response.success:
             robot.warn(f"joint reset did not reach its target: {response.message}")
-        return "Reset Joint", 200, {"X-Joint-Reset": response.message}
+        return "Reset Joint", 200, {"X-Joint-Reset": response.message, **({"X-Refused": refused} if refused else {})}
 
     @app.post("/update_param")
     def update_param():
@@ -235,11 +251,11 @@ def add_impedance_routes(app: Flask, robot: Robot, settings: ServerSettings, cal
         return "Set Load"
 
 
-def add_wrench_routes(app: Flask, robot: Robot, call: Callable[[str], None]) -> None:
+def add_wrench_routes(app: Flask, robot: Robot) -> None:
     """franka_eggflip_server.py's routes over the Cartesian wrench controller (HIL-SERL's egg_flip)."""
 
-    trigger_route(app, call, "/startwrench", ("error_recovery", "start"), "Started wrench")  # clears, then starts
-    trigger_route(app, call, "/stopwrench", ("stop",), "Stopped wrench")
+    trigger_route(app, robot, "/startwrench", ("error_recovery", "start"), "Started wrench")  # clears, then starts
+    trigger_route(app, robot, "/stopwrench", ("stop",), "Stopped wrench")
 
     @app.post("/wrench")
     def wrench():

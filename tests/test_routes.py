@@ -180,14 +180,53 @@ def test_trigger_routes_call_the_original_sequence(route, services, answer):
     assert [c[1] for c in robot.calls] == services
 
 
-def test_a_refusal_is_a_500_with_the_reason_but_jointreset_answers_as_the_original():
+@pytest.mark.parametrize(
+    ("route", "refused", "answer"),
+    [
+        ("clearerr", {"error_recovery"}, "Clear"),
+        ("startimp", {"start"}, "Started impedance"),
+        ("startimp", {"error_recovery", "start"}, "Started impedance"),
+        ("stopimp", {"stop"}, "Stopped impedance"),
+    ],
+)
+def test_a_refusal_answers_as_the_original_with_a_warning_and_the_reason_in_a_header(route, refused, answer):
+    """The original publishes error recovery's goal and launches or stops the controller without reading an outcome:
+    it answers its text whatever the robot does. So does this server: the refusal is logged and in `X-Refused`,
+    and every service of the route is still asked, in order (a 500 here was seen in a fuzz run: error recovery,
+    then the arm back in a reflex before the controller's start)."""
     app, robot = client()
-    robot.refuse = {"start", "joint_reset"}
-    response = app.post("/startimp")
-    assert response.status_code == 500 and "start refused" in response.json["error"]
+    robot.refuse = refused
+    response = app.post(f"/{route}")
+    assert response.status_code == 200 and response.text == answer
+    assert response.headers["X-Refused"] == "; ".join(
+        f"{s}: {s} refused" for s in robot_services(route) if s in refused
+    )
+    assert len(robot.warnings) == len(refused) and all(f"/{route}" in w for w in robot.warnings), robot.warnings
+    assert [c[1] for c in robot.calls] == robot_services(route)
+
+
+def robot_services(route: str) -> list[str]:
+    return {"clearerr": ["error_recovery"], "startimp": ["error_recovery", "start"], "stopimp": ["stop"]}[route]
+
+
+def test_jointreset_answers_as_the_original_whatever_the_robot_refuses():
+    app, robot = client()
+    robot.refuse = {"error_recovery", "joint_reset"}
     response = app.post("/jointreset")
-    assert response.text == "Reset Joint" and response.headers["X-Joint-Reset"] == "joint_reset refused"
-    assert robot.warnings
+    assert response.status_code == 200 and response.text == "Reset Joint"
+    assert response.headers["X-Joint-Reset"] == "joint_reset refused"
+    assert (
+        response.headers["X-Refused"]
+        == "error_recovery: error_recovery refused; error_recovery: error_recovery refused"
+    )
+    assert [c[1] for c in robot.calls] == ["error_recovery", "joint_reset", "error_recovery"] and robot.warnings
+
+
+def test_a_task_reset_the_world_refuses_is_a_500_with_the_reason():
+    app, robot = client()
+    robot.refuse = {"task_reset"}
+    response = app.post("/task/reset")
+    assert response.status_code == 500 and "task_reset refused" in response.json["error"]
 
 
 def test_update_param_clamps_names_what_it_clamped_and_refuses_unknown_names():

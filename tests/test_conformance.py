@@ -125,27 +125,28 @@ def test_jointreset_recovers_from_a_reflex_first_as_the_original(robot, ros):
 
 
 def test_routes_right_after_a_reflex_recovery_answer_as_the_original_never_5xx(robot, ros):
-    """A robot that falls back into a reflex right after its recovery (here: the velocity reflex at a ten-thousandth
-    of the joint velocity limits, which the arm's settling trips at once) makes the controller's start fail between
-    /startimp's error recovery and its start. The original never reads either outcome: /startimp, /clearerr, /pose
-    and /getstate answer as it would (the refusal in the X-Refused header), no 5xx."""
-    start = trip_a_reflex(robot, ros)
-    ros.set_remote_parameters("/franka_control", **{"reflex.joint_velocity_scale": 1e-4})
+    """A robot that falls back into a reflex right after its recovery (here: its hand above the workspace box's
+    ceiling, lowered under it, so that every tick after a recovery trips the workspace reflex again) makes the
+    controller's start fail between /startimp's error recovery and its start. The original never reads either
+    outcome: /startimp, /clearerr, /pose and /getstate answer as it would (the refusal in the X-Refused header),
+    no 5xx."""
+    start = robot.pose()
+    ros.set_remote_parameters("/franka_control", **{"reflex.workspace_max": [0.9, 0.9, float(start[2]) - 0.02]})
     statuses, refused = [], []
     try:
+        assert wait_until(lambda: (health(robot)["robot_mode"] or "").startswith("reflex"), 5.0), health(robot)
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:
             for route, body in (("startimp", None), ("pose", {"arr": start.tolist()}), ("getstate", None),
                                 ("clearerr", None)):  # fmt: skip
-                response = robot.post(route, json=body) if body else robot.post(route)
+                response = robot.post(route, json=body)
                 statuses.append((route, response.status_code, response.text[:200]))
-                if response.headers.get("X-Refused"):
-                    refused.append(response.headers["X-Refused"])
+                refused += [response.headers["X-Refused"]] if response.headers.get("X-Refused") else []
     finally:
-        ros.set_remote_parameters("/franka_control", **{"reflex.joint_velocity_scale": 1.0})
+        ros.set_remote_parameters("/franka_control", **{"reflex.workspace_max": [0.9, 0.9, 1.3]})
     assert all(status < 500 for _, status, _ in statuses), [s for s in statuses if s[1] >= 500]
-    assert any("start: " in r and "reflex" in r for r in refused), refused  # the case happened, and was answered
-    assert robot.ok("startimp") == "Started impedance"  # out of it again, impedance control runs
+    assert any(r.startswith("start: ") and "reflex" in r for r in refused), refused  # it happened, and was answered
+    assert robot.ok("startimp") == "Started impedance"  # inside the box again: impedance control runs
     assert wait_until(lambda: health(robot)["robot_mode"] == "impedance", 2.0), health(robot)
 
 

@@ -32,6 +32,7 @@ import argparse
 import ast
 import codecs
 import contextlib
+import ipaddress
 import json
 import os
 import pickle
@@ -48,7 +49,7 @@ import urllib.parse
 import urllib.request
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -70,6 +71,7 @@ LABEL = " [RANDOM ENCODER WEIGHTS, not SERL's ResNet-10]"
 OWN_EXPERIMENTS = ROOT / "hil_serl_experiments"  # this repository's experiments; launch.py runs HIL-SERL's scripts
 LEARNER_PORTS = (5588, 5589)  # agentlace's request and broadcast ports (serl_launcher's make_trainer_config)
 WORLD_TIMEOUT = 180.0  # [s] a first launch builds nothing but loads meshes, DDS and the camera process
+SERVER_GRACE = 10.0  # [s] a training world's server not answering this long (its launch alive): the world restarts
 DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # scripts/run.sh's, not HIL-SERL's
 TQDM = re.compile(r"^(?:(?P<desc>.*?): )?\s*(?:\d+%\|[^|]*\| )?(?P<n>\d+)/(?P<total>\d+) \[")
 SAVED = re.compile(r"saved (\d+) (successful transitions|failure transitions|demos) to (\S+)")
@@ -106,9 +108,14 @@ class Experiment:
     own: bool = False  # one of this repository's experiments (hil_serl_experiments/): launch.py runs the scripts
     agent: str = ""  # --agent: hyperparameters over the config's (JSON; $HIL_SERL_AGENT of its scripts)
     train_config: str = ""  # --train-config: TrainConfig attributes over the config's (JSON; $HIL_SERL_TRAIN_CONFIG)
+    index: int = 1  # which of the run's worlds (--worlds) this is: its parts' names end in -INDEX from the second on
 
     def __post_init__(self) -> None:
         self.world = self.world or self.task
+
+    def name(self, part: str) -> str:
+        """The name of this world's `part` (world, actor, expert): `part` for the first, `part-INDEX` for others."""
+        return part if self.index == 1 else f"{part}-{self.index}"
 
     @property
     def label(self) -> str:
@@ -176,8 +183,25 @@ def own_experiment(hil_serl: Path, task: str, text: str, directory: Path, logs: 
                       own=True)  # fmt: skip
 
 
+def world_of(exp: Experiment, index: int) -> Experiment:
+    """World `index` of a run with --worlds (1: the experiment's own): a one-arm state experiment's server with the
+    address's last number index - 1 higher (127.0.0.2, 127.0.0.3, ...) on the same port, a world of its own there."""
+    if index == 1:
+        return exp
+    if not exp.own or len(exp.servers) != 1:
+        raise StepFailed(f"--worlds above 1 is for this repository's one-arm state experiments: {exp.task} has "
+                         f"{len(exp.servers)} server(s) at fixed addresses" if exp.own else "--worlds above 1 is "
+                         "for this repository's state experiments (HIL-SERL's own name their server in the "
+                         "config)", 2)  # fmt: skip
+    address = urllib.parse.urlsplit(exp.servers[0])
+    host, port = ipaddress.ip_address(address.hostname) + (index - 1), address.port or 80
+    args = (*(a for a in exp.world_args if not a.startswith(("host:=", "port:="))), f"host:={host}", f"port:={port}")
+    return replace(exp, servers=[f"{address.scheme}://{host}:{port}/"], world_args=args, index=index)
+
+
 # ------------------------------------------------------------------------------------------------- processes
 Handler = Callable[["Part", str], None]
+REPEATS, REPEAT_WINDOW = 3, 600.0  # a part that dies this many times within this many seconds stops the step
 
 
 class Part:
@@ -282,11 +306,15 @@ class Part:
 
 
 class Parts:
-    """The processes the step started, stopped in the reverse order when the `with` block ends."""
+    """The processes the step started, stopped in the reverse order when the `with` block ends. A part that dies
+    is restarted where `restarts` names how (train, loop: a world, its actor, its expert), each restart recorded
+    in `restarted`; a part without one, or one that died REPEATS times within REPEAT_WINDOW, stops the step."""
 
     def __init__(self) -> None:
         self.parts: list[Part] = []
         self.expected_exit: set[str] = set()  # parts whose end is not a failure (done, or a script that exits)
+        self.restarts: dict[str, Callable[[Part], None]] = {}  # part name -> what starts it again
+        self.restarted: list[dict] = []  # each restart: the part, its exit status, when, how long it took
 
     def add(self, part: Part) -> Part:
         self.parts.append(part)
@@ -300,14 +328,29 @@ class Parts:
                 self.parts.remove(part)
 
     def check(self) -> None:
-        """StepFailed when a part ended that should be running, with its last lines."""
-        for part in self.parts:
-            if part.name not in self.expected_exit and not part.alive():
-                part.reader.join(timeout=2.0)
-                raise StepFailed(
-                    f"{part.name} ended (exit status {part.popen.returncode}); its last lines "
-                    f"({part.log_path}):\n{part.last_lines()}"
-                )
+        """A part that ended and should be running: restarted (said and recorded) where `restarts` says how, else
+        StepFailed with its last lines."""
+        for part in list(self.parts):
+            if part.name in self.expected_exit or part.alive() or part not in self.parts:
+                continue
+            part.reader.join(timeout=2.0)
+            died = (f"{part.name} ended (exit status {part.popen.returncode}); its last lines ({part.log_path}):\n"
+                    f"{part.last_lines()}")  # fmt: skip
+            restart = self.restarts.get(part.name)
+            if restart is None:
+                raise StepFailed(died)
+            recent = [r for r in self.restarted if r["part"] == part.name and time.time() - r["at"] < REPEAT_WINDOW]
+            if len(recent) + 1 >= REPEATS:
+                raise StepFailed(f"{died}\n{part.name} died {len(recent) + 1} times within {REPEAT_WINDOW / 60:.0f} "
+                                 "minutes: the runner stops rather than restart it again")  # fmt: skip
+            say(f"{died}\nthe runner starts {part.name} again")
+            self.parts.remove(part)
+            started, at = time.monotonic(), time.time()
+            restart(part)
+            took = round(time.monotonic() - started, 1)
+            self.restarted.append({"part": part.name, "exit_status": part.popen.returncode, "at": at,
+                                   "recovery_s": took})  # fmt: skip
+            say(f"{part.name} is running again after {took} s ({len(self.restarted)} restart(s) in this step)")
 
     def __enter__(self) -> Parts:
         return self
@@ -464,12 +507,13 @@ def display(exp: Experiment, parts: Parts) -> dict[str, str]:
     return {"DISPLAY": f":{number.strip()}"}
 
 
-def world(exp: Experiment, parts: Parts) -> None:
-    """The task's world: the one answering at the config's SERVER_URLs, or one launched for this step."""
+def world(exp: Experiment, parts: Parts) -> Part | None:
+    """The task's world: the one answering at the config's SERVER_URLs (None), or one launched for this step (its
+    part)."""
     found = {url: world_task(url) for url in exp.servers}
     if all(task == exp.world for task in found.values()):
         say(f"using the {exp.world} world already running at {', '.join(exp.servers)}")
-        return
+        return None
     other = {url: task for url, task in found.items() if task not in (None, exp.world)}
     if other:
         url, task = next(iter(other.items()))
@@ -477,7 +521,7 @@ def world(exp: Experiment, parts: Parts) -> None:
         raise StepFailed(f"{what} answers at {url}, where {exp.task}'s config expects its own: stop it first", 2)
     launch = [f"task:={exp.world}", *exp.world_args]
     argv = [str(ROOT / "scripts" / "run.sh"), "ros2", "launch", "isaac_franka_bridge", "sim.launch.py", *launch]
-    part = parts.add(Part("world", argv, exp.logs, dict(os.environ)))
+    part = parts.add(Part(exp.name("world"), argv, exp.logs, dict(os.environ)))
     say(
         f'starting the {exp.world} world (as make sim ARGS="{" ".join(launch)}"; log {part.log_path}); it stops with '
         "this step: run make sim in another terminal to keep one across steps"
@@ -489,6 +533,7 @@ def world(exp: Experiment, parts: Parts) -> None:
             raise StepFailed(f"the world did not answer within {WORLD_TIMEOUT:.0f} s; its log: {part.log_path}")
         time.sleep(1.0)
     say(f"the world answers at {', '.join(exp.servers)}")
+    return part
 
 
 # ------------------------------------------------------------------------------------------------- progress
@@ -522,6 +567,31 @@ class Bar:
         """`count` (default n) per second since the first refresh."""
         span = self.last_at - (self.first_at or self.last_at)
         return (self.n if count is None else count) / span if span > 0 else 0.0
+
+
+@dataclass
+class ActorBars:
+    """The actors' tqdm bars (train_rlpd.py's actor: a refresh per env step), one per actor process started (a
+    restarted actor's bar starts again): their sum, and its rate since the first."""
+
+    bars: dict[str, Bar] = field(default_factory=dict)
+
+    def feed(self, key: str, record: str) -> bool:
+        return self.bars.setdefault(key, Bar()).feed(record)
+
+    @property
+    def n(self) -> int:
+        return sum(bar.n for bar in self.bars.values())
+
+    @property
+    def first_at(self) -> float | None:
+        return min((bar.first_at for bar in self.bars.values() if bar.first_at is not None), default=None)
+
+    def rate(self) -> float:
+        """Env steps per second over all actors, since the first refresh of any."""
+        first = self.first_at
+        span = max((bar.last_at for bar in self.bars.values()), default=0.0) - (first or 0.0)
+        return self.n / span if first is not None and span > 0 else 0.0
 
 
 @dataclass
@@ -559,6 +629,7 @@ class Progress:
     """What a step has shown so far; printed as one line every `period` s or on a new count."""
 
     bar: Bar = field(default_factory=Bar)
+    actors: ActorBars = field(default_factory=ActorBars)  # train, loop: the actors' env steps
     learner: Bar = field(default_factory=Bar)
     filling: Bar = field(default_factory=Bar)  # the learner's replay buffer until training starts
     expert: ExpertLog = field(default_factory=ExpertLog)
@@ -577,6 +648,10 @@ class Progress:
             self.epoch = f"epoch {epoch[1]}, loss {epoch[2]}, accuracy {epoch[3]}"
         else:
             self.bar.feed(record)
+
+    def actor_record(self, part: Part, record: str) -> None:
+        """A line of an actor (of train_rlpd.py; each of --worlds, each start its own bar)."""
+        self.actors.feed(f"{part.name}:{part.popen.pid}", record)
 
     def learner_record(self, part: Part, record: str) -> None:
         if "Filling up replay buffer" in record:
@@ -665,8 +740,9 @@ class Run:
     started: float = field(default_factory=time.monotonic)
     summary: dict = field(default_factory=dict)
     home: dict[str, str] = field(default_factory=dict)  # HOME for random encoder weights
-    episodes: ActorEpisodes | None = None  # the actor's episodes (train, loop)
+    episodes: ActorEpisodes | None = None  # the first actor's episodes (train, loop)
     learner: Part | None = None  # train_rlpd.py's learner (train, loop)
+    slots: list[Slot] = field(default_factory=list)  # each world of the training, its actor and expert (train, loop)
 
     def script(
         self,
@@ -675,8 +751,11 @@ class Run:
         name: str = "",
         extra: dict[str, str] | None = None,
         on_record: Handler | None = None,
+        exp: Experiment | None = None,
     ) -> Part:
-        """HIL-SERL's script of `step`, unaltered, run from the experiment directory."""
+        """HIL-SERL's script of `step`, unaltered, run from the experiment directory (against `exp`'s world: one
+        of --worlds; default the experiment's)."""
+        exp = exp or self.exp
         launcher = [str(OWN_EXPERIMENTS / "launch.py")] if self.exp.own else []
         script = str(self.exp.examples / SCRIPTS[step])
         argv = [str(VENV_PYTHON), *launcher, script, f"--exp_name={self.exp.task}", *flags]
@@ -685,10 +764,10 @@ class Run:
             name or Path(SCRIPTS[step]).stem,
             argv,
             self.exp.logs,
-            hil_serl_env(self.exp, {**self.home, **(extra or {})}),
+            hil_serl_env(exp, {**self.home, **(extra or {})}),
             cwd=self.exp.directory,
             on_record=on_record,
-            on_text=Prompter(self.exp, self.progress),
+            on_text=Prompter(exp, self.progress),
         )
         start = argv.index(script)
         shown = [Path(script).name, *(re.sub(r"=(/.*)", lambda m: "=" + self.rel(m[1]), a) for a in argv[start + 1 :])]
@@ -696,15 +775,17 @@ class Run:
         say(f"running HIL-SERL's {' '.join(shown)} (log {part.log_path})")
         return self.parts.add(part)
 
-    def expert(self, flags: list[str]) -> Part | None:
-        """The scripted expert, in HIL-SERL's environment (installed there), or a person at the teleop page."""
-        pages = " and ".join(f"{url}teleop" for url in self.exp.servers)
+    def expert(self, flags: list[str], exp: Experiment | None = None) -> Part | None:
+        """The scripted expert, in HIL-SERL's environment (installed there), or a person at the teleop page; on
+        `exp`'s world (one of --worlds; default the experiment's)."""
+        exp = exp or self.exp
+        pages = " and ".join(f"{url}teleop" for url in exp.servers)
         if self.args.expert == "person":
             say(f"a person drives: open {pages} (W/S A/D R/F move, C/V gripper, space success, Esc ends an episode)")
             return None
-        urls = [a for url in self.exp.servers for a in ("--url", url)]
-        argv = [str(VENV_PYTHON), "-m", "scripted_expert", "--task", self.exp.world, *urls, "--episodes", "0", *flags]
-        part = Part("expert", argv, self.exp.logs, hil_serl_env(self.exp), on_record=self.progress.expert.feed)
+        urls = [a for url in exp.servers for a in ("--url", url)]
+        argv = [str(VENV_PYTHON), "-m", "scripted_expert", "--task", exp.world, *urls, "--episodes", "0", *flags]
+        part = Part(exp.name("expert"), argv, exp.logs, hil_serl_env(exp), on_record=self.progress.expert.feed)
         self.parts.add(part)
         say(f"the scripted expert drives the SpaceMouse: {' '.join(argv[2:])} (log {part.log_path})")
         return part
@@ -712,24 +793,43 @@ class Run:
     def expert_gone(self) -> None:
         """An expert that ended with status 2 has none for this task, or is blocked (it said why): a person
         drives instead. Any other end is a failure (Parts.check)."""
-        part = next((p for p in self.parts.parts if p.name == "expert"), None)
-        if part is not None and not part.alive() and part.popen.returncode == 2:
+        part = next((p for p in self.parts.parts if p.name.startswith("expert") and not p.alive()), None)
+        if part is not None and part.popen.returncode == 2:
             part.reader.join(timeout=2.0)
             self.parts.parts.remove(part)
             pages = " and ".join(f"{url}teleop" for url in self.exp.servers)
             say(f"{part.last_lines(3).strip()}\n    so a person drives instead: open {pages}")
 
     def watch(self, done: Callable[[], bool], line: Callable[[], str], period: float = 10.0) -> None:
-        """Until `done`: every part alive (else StepFailed), a progress line each `period` s or on a change."""
+        """Until `done`: every part alive (else restarted, or StepFailed), a progress line each `period` s or on a
+        change."""
         last, shown = "", 0.0
         while not done():
             self.expert_gone()
+            self.servers_answer()
             self.parts.check()
             text, now = line(), time.monotonic()
             if (text != last and now - shown > 2.0) or now - shown > period:
                 say(f"{text}{self.exp.label}")
                 last, shown = text, now
             time.sleep(0.5)
+
+    def servers_answer(self, every: float = 5.0) -> None:
+        """A world of the training whose server has not answered for SERVER_GRACE s while its launch runs (a server
+        that died alone): stopped, so that the supervisor starts the world again (Parts.check)."""
+        now = time.monotonic()
+        for slot in self.slots:
+            if slot.world is None or slot.world not in self.parts.parts or now - slot.asked < every:
+                continue
+            slot.asked = now
+            if all(world_task(url) is not None for url in slot.exp.servers):
+                slot.unanswered = None
+                continue
+            slot.unanswered = slot.unanswered or now
+            if now - slot.unanswered > SERVER_GRACE:
+                say(f"{slot.exp.servers[0]} has not answered for {now - slot.unanswered:.0f} s: its world is stopped")
+                slot.world.stop(grace=5.0)
+                slot.unanswered = None
 
     def result(self, message: str) -> None:
         """A line that reports results: labelled where random encoder weights made them."""
@@ -969,15 +1069,19 @@ def start_learner(run: Run, path: Path, demos: list[Path]) -> Part:
         raise StepFailed(f"port {taken[0]} is taken (another learner running?): agentlace's learner needs it", 2)
     flags = [f"--checkpoint_path={path}", *(f"--demo_path={d.resolve()}" for d in demos), "--learner"]
     flags += [f"--seed={run.args.seed}", *([] if run.args.wandb else ["--debug"])]
-    metrics = {"HIL_SERL_METRICS": str(run.exp.logs / "learner_metrics.jsonl")} if run.exp.own else {}
-    learner = run.learner = run.script("train", flags, "learner", {"XLA_PYTHON_CLIENT_MEM_FRACTION": ".3", **metrics})
+    own = {}
+    if run.exp.own:  # its figures kept (metrics.py); each actor's own store names taken, and counted (actors.py)
+        logs = run.exp.logs
+        own = {"HIL_SERL_METRICS": str(logs / "learner_metrics.jsonl"), "HIL_SERL_ACTORS": str(run.args.worlds),
+               "HIL_SERL_ACTOR_COUNTS": str(logs / "learner-received.json")}  # fmt: skip
+    learner = run.learner = run.script("train", flags, "learner", {"XLA_PYTHON_CLIENT_MEM_FRACTION": ".3", **own})
     deadline = time.monotonic() + 600.0
     while not (run.progress.listening and listening(LEARNER_PORTS[0])):
         run.parts.check()
         if time.monotonic() > deadline:
             raise StepFailed(f"the learner did not listen within 600 s; its last lines:\n{learner.last_lines()}")
         time.sleep(0.5)
-    say(f"the learner listens on localhost:{LEARNER_PORTS[0]} (agentlace) after {run.elapsed()}; now the actor")
+    say(f"the learner listens on port {LEARNER_PORTS[0]} (agentlace) after {run.elapsed()}; now the actor(s)")
     return learner
 
 
@@ -988,7 +1092,7 @@ def step_train(run: Run) -> None:
         raise StepFailed(f"no demos in {run.rel(exp.directory / 'demo_data')}: run STEP=demos first", 2)
     path = checkpoint_path(run)
     env = before_scripts(run)
-    train(run, path, demos, env, lambda: args.steps > 0 and run.progress.bar.n >= args.steps)
+    train(run, path, demos, env, lambda: args.steps > 0 and run.progress.actors.n >= args.steps)
 
 
 EPISODE_LINE = re.compile(
@@ -1008,6 +1112,7 @@ class ActorEpisodes:
     expert: Part | None = None
     parked: threading.Event = field(default_factory=threading.Event)
     pause_file: Path | None = None
+    forward: Handler | None = None  # the script's other lines (default Progress.script)
 
     def __call__(self, part: Part, record: str) -> None:
         if match := EPISODE_LINE.search(record):
@@ -1016,13 +1121,39 @@ class ActorEpisodes:
         elif PARKED_LINE in record:
             self.parked.set()
         else:
-            self.progress.script(part, record)
+            (self.forward or self.progress.script)(part, record)
+
+
+@dataclass
+class Slot:
+    """One world of a training run (--worlds: one each), its actor and its expert, and what the supervisor
+    restarts of them."""
+
+    exp: Experiment  # this world's servers and launch arguments (world_of)
+    episodes: ActorEpisodes
+    world: Part | None = None  # None: a world that answered before the step (not the runner's to restart)
+    actor: Part | None = None
+    starts: int = 0  # the actor's starts
+    asked: float = 0.0  # when its server was last asked whether it answers (Run.servers_answer)
+    unanswered: float | None = None  # since when it has not
+
+    def actor_path(self, path: Path) -> Path:
+        """The actor's --checkpoint_path, where it dumps its buffers (buffer/, demo_buffer/ every buffer_period
+        steps): HIL-SERL's own layout, the checkpoint path, for the first world's first actor; a folder of its own
+        under it (actors/INDEX.START) for every other actor and every restart, so that no two write the same
+        transitions_<step>.pkl and none starts in a folder train_rlpd.py cannot resume from (it would ask to, and
+        fail without a buffer dump or a checkpoint there)."""
+        first = self.exp.index == 1 and self.starts == 1
+        return path if first else path / "actors" / f"{self.exp.index}.{self.starts}"
 
 
 def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Callable[[], bool]) -> tuple[Part, Part]:
-    """train_rlpd.py's learner, then its actor beside it with the expert after --patience, until `done`; the
-    learner's and the actor's parts. For this repository's experiments the expert's patience counts from each
-    episode's first step, and the actor parks between two episodes while `run.episodes.pause_file` exists."""
+    """train_rlpd.py's learner, then an actor beside it on each of --worlds worlds, each with the expert after
+    --patience, until `done`; the learner's and the first actor's parts. For this repository's experiments the
+    expert's patience counts from each episode's first step, the actors park between two episodes while the pause
+    file exists, and each actor sends its transitions under store names of its own (hil_serl_experiments/actors.py).
+    A world, an actor or an expert that dies is started again (Parts.restarts; an actor of HIL-SERL's own
+    experiments is not: it would send under the names of the one before it, behind its update id)."""
     exp, args, progress = run.exp, run.args, run.progress
     if args.wandb:
         say("wandb: train_rlpd.py logs to your wandb account (wandb login first)")
@@ -1032,29 +1163,36 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
             f"in {run.rel(exp.logs)}; --wandb logs to your account"
         )
     say(f"demos: {', '.join(run.rel(d) for d in demos)}")
-    world(exp, run.parts)
+    pause = exp.logs / "pause"
+    run.slots = [
+        Slot(world_of(exp, k), ActorEpisodes(progress, pause_file=pause, forward=progress.actor_record))
+        for k in range(1, args.worlds + 1)
+    ]
+    for slot in run.slots:
+        slot.world = world(slot.exp, run.parts)
     learner_part = start_learner(run, path, demos)
-    episodes = run.episodes = ActorEpisodes(progress, pause_file=exp.logs / "pause")
-    if exp.own:  # the env says when its episodes start and end
-        episodes.expert = run.expert(["--patience", str(args.patience), "--episode-starts", "stdin"])
-        env = {**env, "HIL_SERL_PAUSE": str(episodes.pause_file)}
-    else:
-        run.expert(["--patience", str(args.patience)])
-    actor = run.script(
-        "train",
-        [f"--checkpoint_path={path}", "--actor", f"--seed={args.seed}", *([] if args.wandb else ["--debug"])],
-        "actor",
-        {**env, "XLA_PYTHON_CLIENT_MEM_FRACTION": ".1"},
-        on_record=episodes,
-    )
-    bar, learner = progress.bar, progress.learner
+    if exp.own:
+        env = {**env, "HIL_SERL_PAUSE": str(pause)}
+    for slot in run.slots:
+        start_expert(run, slot)
+        start_actor(run, slot, path, env)
+        restarts = {"expert": lambda part, slot=slot: start_expert(run, slot)}
+        if exp.own:
+            restarts["actor"] = lambda part, slot=slot: start_actor(run, slot, path, env)
+        if slot.world is not None:
+            restarts["world"] = lambda part, slot=slot: restart_world(run, slot, path, env)
+        run.parts.restarts.update({slot.exp.name(kind): restart for kind, restart in restarts.items()})
+    run.episodes = run.slots[0].episodes
+    bars, learner = progress.actors, progress.learner
+    several = f"{args.worlds} actors" if args.worlds > 1 else "actor"
 
     def line() -> str:
-        if bar.first_at is None:
-            return "the actor starts (HIL-SERL's env: cameras, SpaceMouse, classifier, reset)"
+        if bars.first_at is None:
+            return f"the {several} start{'' if args.worlds > 1 else 's'} (HIL-SERL's env: cameras, SpaceMouse, " \
+                   "classifier, reset)"  # fmt: skip
         fill = progress.filling
         updates = f"{learner.n} updates" if learner.first_at else f"replay buffer {fill.n}/{fill.total or '?'} to start"
-        return f"actor {bar.n} env steps ({bar.rate():.2f}/s); learner {updates}; {progress.expert.summary()}"
+        return f"{several} {bars.n} env steps ({bars.rate():.2f}/s); learner {updates}; {progress.expert.summary()}"
 
     run.watch(done, line, 15.0)
     run.result(f"{line()} in {run.elapsed()}; {intervened(run, path)}")
@@ -1063,15 +1201,67 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
     shown = written if len(written) <= 12 else [*written[:5], f"... ({len(written)} files)", *written[-5:]]
     say(f"written: {', '.join(shown) or nothing + ' actor steps)'}; logs: {run.rel(exp.logs)}")
     run.summary.update(
-        actor_steps=bar.n,
-        env_steps_per_s=bar.rate(),
+        worlds=args.worlds,
+        actor_steps=bars.n,
+        env_steps_per_s=bars.rate(),
         learner_updates=learner.n,
         learner_updates_per_s=learner.rate(),
         expert_episodes=progress.expert.episodes,
         outputs=written,
-        actor_log=run.rel(actor.log_path),
+        actor_log=run.rel(run.slots[0].actor.log_path),
+        restarts=run.parts.restarted,
+        **({"transitions": transitions(exp.logs)} if exp.own else {}),
     )
-    return learner_part, actor
+    return learner_part, run.slots[0].actor
+
+
+def start_expert(run: Run, slot: Slot) -> None:
+    """The slot's scripted expert (or a person): for this repository's experiments it starts each episode where
+    its env says the episode starts (`--episode-starts stdin`, from the actor's lines)."""
+    if run.exp.own:
+        slot.episodes.expert = run.expert(["--patience", str(run.args.patience), "--episode-starts", "stdin"], slot.exp)
+    else:
+        run.expert(["--patience", str(run.args.patience)], slot.exp)
+
+
+def start_actor(run: Run, slot: Slot, path: Path, env: dict[str, str]) -> None:
+    """train_rlpd.py's actor on the slot's world: its own seed (the run's for the first world), its own buffer
+    folder (Slot.actor_path), and, for this repository's experiments, store names of its own (actors.py) and a
+    count of what it sent."""
+    args, index = run.args, slot.exp.index
+    slot.starts += 1
+    own = {}
+    if run.exp.own:
+        sent = run.exp.logs / f"{slot.exp.name('actor')}.{slot.starts}-sent.json"
+        own = {"HIL_SERL_ACTOR": str(index), "HIL_SERL_ACTOR_COUNTS": str(sent)}
+    flags = [f"--checkpoint_path={slot.actor_path(path)}", "--actor", f"--seed={args.seed + index - 1}"]
+    flags += [f"--ip={args.ip}"] if args.ip else []
+    flags += [] if args.wandb else ["--debug"]
+    extra = {**env, "XLA_PYTHON_CLIENT_MEM_FRACTION": ".1", **own}
+    slot.actor = run.script("train", flags, slot.exp.name("actor"), extra, on_record=slot.episodes, exp=slot.exp)
+
+
+def restart_world(run: Run, slot: Slot, path: Path, env: dict[str, str]) -> None:
+    """A world that died: its actor and expert stopped (their world is gone), a fresh world at the same address,
+    then a fresh expert and actor on it; the learner keeps all it has."""
+    names = {slot.exp.name("actor"), slot.exp.name("expert")}
+    run.parts.stop(names)
+    slot.world = world(slot.exp, run.parts)
+    start_expert(run, slot)
+    start_actor(run, slot, path, env)
+
+
+def transitions(logs: Path) -> dict:
+    """What the actors sent and what the learner received, per store name (hil_serl_experiments/actors.py's counts:
+    every transition an actor sent reaches the learner once when the two agree)."""
+    received = json.loads(p.read_text()).get("received", {}) if (p := logs / "learner-received.json").is_file() else {}
+    sent: dict[str, int] = {}
+    for file in sorted(logs.glob("actor*-sent.json")):
+        with contextlib.suppress(ValueError):
+            sent.update(json.loads(file.read_text()).get("sent", {}))
+    names = sorted(set(sent) | set(received))
+    by_name = {name: {"sent": sent.get(name, 0), "received": received.get(name, 0)} for name in names}
+    return {"sent": sum(sent.values()), "received": sum(received.values()), "by_name": by_name}
 
 
 def own_only(run: Run) -> None:
@@ -1167,24 +1357,25 @@ def seed_of(run: Run, kind: str, index: int) -> int:
 
 
 class Pause:
-    """An evaluation during training, on the training's world: the actor parks between two episodes (its env waits
-    while the pause file exists), then the learner and the expert are stopped (SIGSTOP) and the training clock with
-    them; on leaving they go on (SIGCONT), the file goes and the actor resets into its next episode."""
+    """An evaluation during training, on the first world: every actor parks between two episodes (its env waits
+    while the pause file exists), then the learner and the experts are stopped (SIGSTOP) and the training clock with
+    them; on leaving they go on (SIGCONT), the file goes and each actor resets into its next episode."""
 
     def __init__(self, run: Run, clock: learning_record.Clock, timeout: float = 180.0) -> None:
         self.run, self.clock, self.timeout = run, clock, timeout
-        self.stopped = [p for p in (run.learner, run.episodes.expert) if p is not None]
+        self.stopped = [p for p in (run.learner, *(s.episodes.expert for s in run.slots)) if p is not None]
 
     def __enter__(self) -> Pause:
-        episodes = self.run.episodes
-        episodes.parked.clear()
-        episodes.pause_file.touch()
+        slots = self.run.slots  # every actor parks (one pause file), so that all training stops
+        for slot in slots:
+            slot.episodes.parked.clear()
+        self.run.episodes.pause_file.touch()
         deadline = time.monotonic() + self.timeout
-        while not episodes.parked.wait(0.5):
+        while not all(slot.episodes.parked.wait(0.5 / len(slots)) for slot in slots):
             self.run.parts.check()
             if time.monotonic() > deadline:
                 self._leave()
-                raise StepFailed(f"the actor did not park between two episodes within {self.timeout:.0f} s")
+                raise StepFailed(f"the actors did not park between two episodes within {self.timeout:.0f} s")
         self.clock.pause()
         for part in self.stopped:
             part.signal(signal.SIGSTOP)
@@ -1376,7 +1567,7 @@ def step_loop(run: Run) -> None:
 
     def done() -> bool:
         nonlocal next_eval, last_eval, episodes_then
-        loop.watch(progress.bar.n)
+        loop.watch(progress.actors.n)
         expert, now = progress.expert, clock.minutes()
         # besides every --eval-every minutes: as soon as the policy finishes 8 of the expert's last 10 episodes
         # alone (10 new since the last evaluation, a minute after it), as a person would try it then; until a
@@ -1392,17 +1583,20 @@ def step_loop(run: Run) -> None:
 
     train(run, path, demos, {}, done)
     train_summary = dict(run.summary)
-    run.parts.stop({"actor", "learner", "expert"})
-    loop.watch(progress.bar.n)  # a checkpoint written as the learner stopped
+    run.parts.stop({"learner", *(slot.exp.name(kind) for slot in run.slots for kind in ("actor", "expert"))})
+    loop.watch(progress.actors.n)  # a checkpoint written as the learner stopped
 
     def log_text(part: str) -> str:  # a part's log of this run ('' where it wrote none)
         path = exp.logs / f"{part}.log"
         return path.read_text(errors="replace") if path.is_file() else ""
 
-    actor_log = log_text("actor")
-    put_back = actor_log.count(": put back (POST /task/reset)")  # ground_truth.GroundTruth's line, each time
+    actor_logs = [log_text(slot.exp.name("actor")) for slot in run.slots]
+    actor_log = actor_logs[0]
+    # ground_truth.GroundTruth's line, each time, in every actor's log
+    put_back = sum(log.count(": put back (POST /task/reset)") for log in actor_logs)
     say(f"the object was put back {put_back} time(s) between training episodes (POST /task/reset)")
     pace = actor_pace(actor_log)
+    paces = [actor_pace(log) for log in actor_logs] if len(actor_logs) > 1 else []
     used = re.search(r"\[state agent\] the experiment's hyperparameters: (\{.*\})", log_text("learner"))
     if used:  # what the learner's agent was made with: the config's agent_kwargs and --agent over them
         loop.record["agent"] = ast.literal_eval(used[1])
@@ -1435,6 +1629,7 @@ def step_loop(run: Run) -> None:
         "mode": {**counted(mode), "episode_records": mode["episodes"]} if mode else None,
         "put_back": put_back,
         "actor": pace,
+        **({"actors": paces} if paces else {}),
         "train": train_summary,
         "wall_minutes": round((time.time() - clock.first_demo) / 60.0, 2),
     }
@@ -1547,6 +1742,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--demo-path", action="append", default=[], help="train: a demos file (default all demo_data/)")
     parser.add_argument(
+        "--worlds", type=int, default=1, help="train, loop: worlds, each with its actor, feeding one learner (this "
+        "repository's one-arm experiments: world K at the server's address + K - 1, e.g. 127.0.0.2, 127.0.0.3; "
+        "default 1)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--ip", default="", help="train, loop: the learner's address for the actors (train_rlpd.py's --ip; default "
+        "its localhost): the learner listens on every address"
+    )  # fmt: skip
+    parser.add_argument(
         "--seed", type=int, default=42, help="train, loop: train_rlpd.py's --seed (default its 42); loop, evaluate: "
         "also chooses the evaluations' episodes"
     )  # fmt: skip
@@ -1583,6 +1787,10 @@ def run_step(args: argparse.Namespace) -> int:
     directory.mkdir(parents=True, exist_ok=True)
     exp = load_experiment(hil_serl, args.task, directory, args.step)
     exp.agent, exp.train_config = args.agent, args.train_config
+    if args.worlds < 1:
+        raise StepFailed(f"--worlds {args.worlds}: one world at least", 2)
+    if args.worlds > 1:
+        world_of(exp, 2)  # refused before anything starts where the experiment cannot have several
     for flag, value in (("--agent", args.agent), ("--train-config", args.train_config)):
         try:
             if not isinstance(json.loads(value or "{}"), dict):
@@ -1618,6 +1826,7 @@ def write_summary(run: Run, status: str, code: int) -> None:
         "wall_s": round(time.monotonic() - run.started, 1),
         "random_encoder_weights": bool(run.exp.label),
         **run.summary,
+        **({"restarts": run.parts.restarted} if run.parts.restarted else {}),  # the supervisor's, however it ended
     }
     (run.exp.logs / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
     say(

@@ -217,12 +217,13 @@ def add_impedance_routes(app: Flask, robot: Robot, settings: ServerSettings) -> 
         """As the original: error recovery (so it works from a reflex), the joint-space move (impedance
         control stops, and restarts at the end), error recovery again; the answer is always `Reset Joint`,
         and the outcome is logged and in the `X-Joint-Reset` header."""
-        refused = ask(robot, "/jointreset", "error_recovery", "Reset Joint")
+        refused = [ask(robot, "/jointreset", "error_recovery", "Reset Joint")]
         response = robot.trigger("joint_reset", JOINT_RESET_TIMEOUT)
-        refused = "; ".join(filter(None, (refused, ask(robot, "/jointreset", "error_recovery", "Reset Joint"))))
+        refused.append(ask(robot, "/jointreset", "error_recovery", "Reset Joint"))
         if not response.success:
             robot.warn(f"joint reset did not reach its target: {response.message}")
-        return "Reset Joint", 200, {"X-Joint-Reset": response.message, **({"X-Refused": refused} if refused else {})}
+        refusals = {"X-Refused": "; ".join(r for r in refused if r)} if any(refused) else {}
+        return "Reset Joint", 200, {"X-Joint-Reset": response.message, **refusals}
 
     @app.post("/update_param")
     def update_param():

@@ -86,8 +86,7 @@ class Stores(dict):
         if not dict.__contains__(self, name) and isinstance(name, str) and SEPARATOR in name:
             base = base_name(name)
             if dict.__contains__(self, base):
-                store = dict.__getitem__(self, base)
-                dict.__setitem__(self, name, Counted(getattr(store, "_store", store), name, self.counts))
+                dict.__setitem__(self, name, Counted(dict.__getitem__(self, base), name, self.counts))
                 self.ids.setdefault(name, -1)
         return dict.__contains__(self, name)
 

@@ -310,9 +310,10 @@ ACTOR_START = 150.0  # [s] HIL-SERL's env up (JAX's import, its cameras) and its
 def sim_devices(urls: Sequence[str]) -> dict[str, str]:
     """The variables of this repository's stand-ins, for HIL-SERL's code against the world of `urls`: its cameras,
     a SpaceMouse per server (in the order of `urls`: DualSpacemouseIntervention reads the left arm's first), the
-    keyboard."""
+    keyboard; and, for two servers, those of this repository's two-arm state experiments (FRANKA_SIM_URLS)."""
     return {
         "FRANKA_SIM_URL": urls[0],
+        **({"FRANKA_SIM_URLS": ",".join(urls)} if len(urls) > 1 else {}),
         "FRANKA_SIM_SPACEMOUSE_URLS": ",".join(urls),
         **{f"FRANKA_SIM_{device}": "1" for device in ("CAMERAS", "SPACEMOUSE", "KEYS")},
     }

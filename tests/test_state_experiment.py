@@ -122,7 +122,7 @@ def learn_a_little(tmp_path: Path, world: str, experiment: str) -> tuple[dict, d
     with task_world(world, NO_CAMERAS) as (clients, _):
         urls = [robot.url for robot in clients.values()]
         code, output = hil_serl.run(["-c", ENV_AND_AGENT, str(OWN), str(saved), experiment],
-                                    env=sim_devices(urls), timeout=300, stdin="\n" * 20)  # fmt: skip
+                                    env=hil_serl.sim_devices(urls), timeout=300, stdin="\n" * 20)  # fmt: skip
         assert code == 0, output
         flags = ("--checkpoint-path", str(saved), "--eval-steps", "300", "--episodes", "2", "--dir", str(tmp_path))
         evaluated = runner(urls, experiment, "evaluate", "--policy", "checkpoint", *flags, timeout=420)
@@ -220,17 +220,12 @@ def test_the_two_arm_config_gives_the_bars_privileged_pose_and_the_dual_hybrid_a
         assert "bar touches" in episode["detail"] and len(episode["start"]) == 14, episode
 
 
-def sim_devices(urls: list[str]) -> dict[str, str]:
-    """hil_serl.sim_devices, and a two-arm state experiment's servers (FRANKA_SIM_URLS: its config's)."""
-    return {**hil_serl.sim_devices(urls), **({"FRANKA_SIM_URLS": ",".join(urls)} if len(urls) > 1 else {})}
-
-
 def runner(urls: list[str], experiment: str, *args: str, timeout: float) -> dict:
     """scripts/hil_serl.py `experiment` with `args`, against the world at `urls` (each arm's server): its summary."""
     hil_serl.python()  # HIL-SERL's environment built (the runner's first step checks it)
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "hil_serl.py"), experiment, *args],
-        env=hil_serl.environment(sim_devices(urls)),
+        env=hil_serl.environment(hil_serl.sim_devices(urls)),
         capture_output=True,
         text=True,
         timeout=timeout,

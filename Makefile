@@ -7,7 +7,8 @@
 # HIL-SERL's example experiments, one command per step (scripts/hil_serl.py --help):
 #   make experiment TASK=ram_insertion STEP=successes|classifier|demos|train ARGS="--demos 2 ..."
 #   make experiment TASK=ram_insertion_state STEP=loop   HIL-SERL learning ram_insertion from the state, unattended
-# More: make shell (a shell in the environment), make bench, make bench-pipeline, make bench-learning, make lint,
+# More: make shell (a shell in the environment), make bench, make bench-pipeline, make bench-learning,
+# make bench-worlds (N worlds feeding one learner; ARGS=--faults: a loop with faults injected), make lint,
 # make clean (deletes .venv/, .venv-hil-serl/ (2 GB to rebuild), build/, install/, log/; runs/ is kept).
 SHELL := /bin/bash
 RUN := scripts/run.sh
@@ -15,7 +16,7 @@ ARGS ?=
 TASK ?= ram_insertion
 STEP ?=
 
-.PHONY: sim test experiment shell bench bench-pipeline bench-learning lint env clean
+.PHONY: sim test experiment shell bench bench-pipeline bench-learning bench-worlds lint env clean
 
 sim:
 	@$(RUN) scripts/sim_banner.sh ros2 launch isaac_franka_bridge sim.launch.py $(ARGS)
@@ -37,6 +38,9 @@ bench-pipeline:
 
 bench-learning:
 	@$(RUN) python benchmarks/run.py --learning-only $(ARGS)
+
+bench-worlds:
+	@$(RUN) python benchmarks/worlds.py $(ARGS)
 
 shell:
 	@$(RUN) bash --rcfile <(echo 'PS1="(franka-sim) $$PS1"')

@@ -508,8 +508,11 @@ def display(exp: Experiment, parts: Parts) -> dict[str, str]:
 
 
 def world(exp: Experiment, parts: Parts) -> Part | None:
-    """The task's world: the one answering at the config's SERVER_URLs (None), or one launched for this step (its
-    part)."""
+    """The task's world: the one this step launched before (the loop's demos'), one answering at the config's
+    SERVER_URLs that is not this step's (None), or one launched for this step (its part)."""
+    launched = next((p for p in parts.parts if p.name == exp.name("world") and p.alive()), None)
+    if launched is not None and all(world_task(url) == exp.world for url in exp.servers):
+        return launched  # this step's: restarted where it dies (train)
     found = {url: world_task(url) for url in exp.servers}
     if all(task == exp.world for task in found.values()):
         say(f"using the {exp.world} world already running at {', '.join(exp.servers)}")

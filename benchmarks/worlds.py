@@ -69,6 +69,19 @@ def paces(logs: Path) -> list[float]:
     return found
 
 
+def counted(logs: Path) -> dict:
+    """What the actors sent and the learner received, from their count files (hil_serl_experiments/actors.py): a step
+    stopped with Ctrl-C leaves them, not its summary's `transitions`."""
+    read = lambda path, kind: json.loads(path.read_text()).get(kind, {}) if path.is_file() else {}  # noqa: E731
+    received = read(logs / "learner-received.json", "received")
+    sent = {}
+    for path in sorted(logs.glob("actor*-sent.json")):
+        sent.update(read(path, "sent"))
+    names = sorted({*sent, *received})
+    by_name = {n: {"sent": sent.get(n, 0), "received": received.get(n, 0)} for n in names}
+    return {"sent": sum(sent.values()), "received": sum(received.values()), "by_name": by_name}
+
+
 def scaling_run(task: str, directory: Path, worlds: int, minutes: float, log_dir: Path) -> dict:
     """`train --worlds N` for `minutes` of training, measured over that window."""
     flags = ["--worlds", str(worlds), "--steps", "10000000", "--checkpoint-path", f"scaling-{worlds}"]
@@ -99,7 +112,7 @@ def scaling_run(task: str, directory: Path, worlds: int, minutes: float, log_dir
         "env_steps_per_s": round((progress_end[1] - progress_start[1]) / span, 2),
         "learner_updates_per_s": round((progress_end[2] - progress_start[2]) / span, 2),
         "pace_within_episodes": paces(logs),
-        "transitions": summary.get("transitions"),
+        "transitions": summary.get("transitions") or counted(logs),
         "restarts": summary.get("restarts", []),
         "cpu_percent_of_a_core": cpu,
         "machine_busy_percent": round(100.0 * (busy_end[0] - busy_start[0]) / (busy_end[1] - busy_start[1]), 1),
@@ -273,7 +286,9 @@ def write_tables(args) -> None:
             f"scripted expert on every world, measured over {record['minutes']:g} minutes of training each "
             f"({record['date']}; record: benchmarks/worlds.json). docs/scaling.md reads these figures."
         )
-        write_section(SCALING_SECTION, "make bench-worlds", intro, rows)
+        missing = record.get("not_recorded")
+        after = f"\nNot recorded: {missing}\n" if missing else ""
+        write_section(SCALING_SECTION, "make bench-worlds", intro, rows, after)
     for path in sorted((BENCHMARKS / "learning").glob("*-faults-*.json")):
         record = json.loads(path.read_text())
         rows = fault_rows(record)

@@ -7,11 +7,16 @@ finds this repository's `experiments` package, which goes on into HIL-SERL's own
 serl_launcher's agent and buffer factories learn to build for an experiment without image keys
 (state_agent.py) before the script binds them, the learner's figures are kept where
 $HIL_SERL_METRICS names a file (metrics.py), and each of several actors sends under store names of its own
-(actors.py). Then the script runs as `python SCRIPT ...` would run it.
+(actors.py). Then the script runs as `python SCRIPT ...` would run it, with one difference: an exception that ends
+the script's main thread ends the process (status 1, its traceback printed). Python would otherwise wait for the
+script's other threads, and train_rlpd.py's actor leaves non-daemon ones: an actor whose env raised (FrankaEnv's
+`ps["pose"]` on a 503 answer) stayed alive, dead, where the runner's supervisor restarts what ends.
 """
 
+import os
 import runpy
 import sys
+import traceback
 
 import actors
 import metrics
@@ -24,4 +29,10 @@ if __name__ == "__main__":
     metrics.install()
     actors.install()
     sys.argv = sys.argv[1:]
-    runpy.run_path(sys.argv[0], run_name="__main__")
+    try:
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    except Exception:  # (not SystemExit, not KeyboardInterrupt: those end as the script has them end)
+        traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)

@@ -109,3 +109,16 @@ def test_without_own_names_a_second_actor_is_lost_behind_the_firsts_update_id(tm
     so that an actor whose store starts from 0 sends nothing until it passes the first actor's id."""
     held, _, _ = learner_and_actors(tmp_path, [None, None], counted=False)
     assert held == {"actor_env": 200, "actor_env_intvn": 50}, held  # 400 and 100 were sent
+
+
+def test_a_script_whose_main_thread_raises_ends_though_its_other_threads_run(tmp_path: Path):
+    """hil_serl_experiments/launch.py ends the process when the script's main thread raises (train_rlpd.py's actor
+    leaves non-daemon threads, which kept a dead actor alive where the runner's supervisor restarts what ends)."""
+    script = tmp_path / "dies.py"
+    script.write_text(
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(600,)).start()  # not a daemon: Python would wait for it\n"
+        "raise KeyError('pose')  # FrankaEnv's ps['pose'] on a 503\n"
+    )
+    code, output = hil_serl.run([str(OWN / "launch.py"), str(script)], timeout=120)
+    assert code == 1 and "KeyError: 'pose'" in output, output

@@ -289,15 +289,19 @@ def write_tables(args) -> None:
         missing = record.get("not_recorded")
         after = f"\nNot recorded: {missing}\n" if missing else ""
         write_section(SCALING_SECTION, "make bench-worlds", intro, rows, after)
-    for path in sorted((BENCHMARKS / "learning").glob("*-faults-*.json")):
-        record = json.loads(path.read_text())
-        rows = fault_rows(record)
+    records = [(p.name, json.loads(p.read_text())) for p in sorted((BENCHMARKS / "learning").glob("*-faults-*.json"))]
+    if records:  # one section for every fault run (a section per run would keep only the last)
+        several = len(records) > 1
+        rows = [(f"{name}: {figure}" if several else figure, value) for name, r in records for figure, value in
+                fault_rows(r)]  # fmt: skip
         print(markdown_table(rows))
+        name, record = records[0]
         intro = (
             f"`scripts/hil_serl.py {record['experiment']} loop --minutes {record['loop']['minutes']:g} --seed "
             f"{record['seed']}` with the world killed twice, the actor once and the expert once (SIGKILL, random "
-            f"times, fault seed {record['fault_seed']}); the supervisor restarts each (record: "
-            f"benchmarks/learning/{path.name}). Fault-free runs of the same loop: {fault_free(record['experiment'])}."
+            f"times, fault seed {record['fault_seed']}); the supervisor restarts each (records: "
+            f"{', '.join(f'benchmarks/learning/{n}' for n, _ in records)}). Fault-free runs of the same loop: "
+            f"{fault_free(record['experiment'])}."
         )
         write_section(FAULTS_SECTION, "make bench-worlds ARGS=--faults", intro, rows)
 

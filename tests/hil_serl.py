@@ -4,8 +4,10 @@ A missing checkout fails the test that needs it; nothing here skips."""
 
 from __future__ import annotations
 
+import array
 import atexit
 import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -13,6 +15,7 @@ import select
 import shutil
 import signal
 import subprocess
+import termios
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -90,6 +93,13 @@ def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {**clean, **(env or {})}
 
 
+def unread(pipe) -> int:
+    """Bytes written to `pipe` that its reader has not read yet (FIONREAD answers on either end of a pipe)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(pipe.fileno(), termios.FIONREAD, count)
+    return count[0]
+
+
 class Session:
     """A snippet or script of HIL-SERL's running in its environment that a test talks to as a person at its
     terminal does: waits for what it prints (a prompt of `input()`), answers on its stdin. Stopped (its process
@@ -133,9 +143,16 @@ class Session:
         """ACTOR's next episode's outcome."""
         return json.loads(self.expect("@@ episode ", timeout, line=True))
 
-    def answer(self, line: str = "") -> None:
+    def answer(self, line: str = "", read_within: float = 10.0) -> None:
+        """Types `line` and Enter, then waits (up to `read_within` s) until the process has read it, as a person
+        does before pressing Enter again: HandOffEnv's two arms reset in two threads that both wait in input(),
+        and two lines that reach the pipe together can be read by one thread's readline, the other's lost
+        (TextIOWrapper is not thread-safe), which leaves the second arm's reset waiting for ever."""
         self.process.stdin.write((line + "\n").encode())
         self.process.stdin.flush()
+        deadline = time.monotonic() + read_within
+        while unread(self.process.stdin) and time.monotonic() < deadline and self.process.poll() is None:
+            time.sleep(0.01)
 
     def __enter__(self) -> Session:
         return self

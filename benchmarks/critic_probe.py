@@ -1,0 +1,140 @@
+"""Offline probe of a state experiment's critics: HIL-SERL's agent for the experiment (state_agent.py, the factory
+train_rlpd.py calls for its setup mode) trained on the transitions a run kept (its demo_buffer/ and buffer/
+pickles), with train_rlpd.py's learner schedule (RLPD's 50/50 demo and online batches, cta_ratio - 1 critic updates
+then one full update), no env, no actor. It prints the critics' predicted values every `--every` updates: with
+one reward of 1 at an episode's end (mask 0 there) no value can exceed 1, so a predicted Q above 1 is the critics
+diverging, not learning. Used to find what made usb_pickup_insertion_state's critics diverge (docs/learning.md).
+
+    env -u PYTHONPATH -u LD_LIBRARY_PATH FRANKA_SIM_CAMERAS=1 FRANKA_SIM_SPACEMOUSE=1 FRANKA_SIM_KEYS=1 \
+        HIL_SERL_DIR=../shared/hil-serl .venv-hil-serl/bin/python benchmarks/critic_probe.py RUN/first_run \
+        --exp usb_pickup_insertion_state [--steps 8000] [--agent '{"critic_ensemble_size": 10}'] \
+        [--state-scale '{"4": 0.01, "5": 0.01, "6": 0.01}'] [--record FILE.json]
+
+(HIL_SERL_TRAIN_CONFIG='{"discount": 0.95}' before it changes the TrainConfig, as `--train-config` does for a run.)
+`--state-scale` multiplies columns of the stored state (observation and next observation) before training: a probe
+of the state's representation without a new run. It runs in HIL-SERL's environment (.venv-hil-serl, built by
+`make experiment STEP=env`) with the stand-ins switched on as scripts/hil_serl.py switches them on (HIL-SERL's
+experiment configs import pyrealsense2 and pynput). Record of its first use:
+benchmarks/learning/ablation/usb-critic-probe.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "hil_serl_experiments"), str(Path(os.environ["HIL_SERL_DIR"]) / "examples")]
+
+
+def transitions(folder: Path) -> dict[str, np.ndarray]:
+    """The transitions of every pickle in `folder`, stacked per key (observations and next observations: state)."""
+    rows = []
+    for path in sorted(glob.glob(str(folder / "*.pkl"))):
+        with open(path, "rb") as f:
+            rows += pickle.load(f)
+    out = {k: np.asarray([r[k] for r in rows], dtype=np.float32) for k in ("actions", "rewards", "masks", "dones")}
+    out["grasp_penalty"] = np.asarray([r.get("grasp_penalty", 0.0) for r in rows], dtype=np.float32)
+    for key in ("observations", "next_observations"):
+        out[key] = np.asarray([r[key]["state"] for r in rows], dtype=np.float32)
+    return out
+
+
+def scaled(data: dict[str, np.ndarray], scale: dict[int, float]) -> dict[str, np.ndarray]:
+    for key in ("observations", "next_observations"):
+        for column, factor in scale.items():
+            data[key][..., column] *= factor
+    return data
+
+
+def batch(data: dict[str, np.ndarray], rng: np.random.Generator, size: int) -> dict:
+    index = rng.integers(0, len(data["rewards"]), size)
+    picked = {k: v[index] for k, v in data.items()}
+    for key in ("observations", "next_observations"):
+        picked[key] = {"state": picked[key]}
+    return picked
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run", type=Path, help="the run's checkpoint folder (with demo_buffer/ and buffer/)")
+    parser.add_argument("--exp", default="usb_pickup_insertion_state")
+    parser.add_argument("--steps", type=int, default=8000, help="learner steps (each cta_ratio updates)")
+    parser.add_argument("--every", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--agent", default="{}", help="JSON: the agent's hyperparameters over the experiment's")
+    parser.add_argument("--state-scale", default="{}", help="JSON: {column: factor} applied to the stored state")
+    parser.add_argument("--record", type=Path, help="write the figures as JSON here")
+    args = parser.parse_args()
+    os.environ["HIL_SERL_AGENT"] = args.agent
+
+    import jax
+    import state_agent
+    from experiments.mappings import CONFIG_MAPPING
+    from serl_launcher.agents.continuous.sac import SACAgent
+    from serl_launcher.utils.train_utils import concat_batches
+
+    state_agent.install()
+    config = CONFIG_MAPPING[args.exp]()
+    scale = {int(k): float(v) for k, v in json.loads(args.state_scale).items()}
+    demo = scaled(transitions(args.run / "demo_buffer"), scale)
+    online = scaled(transitions(args.run / "buffer"), scale)
+    rng = np.random.default_rng(args.seed)
+    sample = batch(demo, rng, 1)
+    agent = state_agent.factory(config.setup_mode)(
+        seed=args.seed,
+        sample_obs=sample["observations"],
+        sample_action=sample["actions"],
+        image_keys=config.image_keys,
+        encoder_type=config.encoder_type,
+        discount=config.discount,
+    )
+    hybrid = not isinstance(agent, SACAgent)
+    critics = frozenset({"critic", "grasp_critic"} if hybrid else {"critic"})
+    everything = critics | {"actor", "temperature"}
+    half = config.batch_size // 2
+    print(
+        f"{args.exp}: {len(demo['rewards'])} demo and {len(online['rewards'])} online transitions; "
+        f"agent {type(agent).__name__}, discount {config.discount}, {args.agent}, scale {scale}",
+        flush=True,
+    )
+    figures, started = [], time.monotonic()
+    for step in range(1, args.steps + 1):
+        for _ in range(config.cta_ratio - 1):
+            both = concat_batches(batch(online, rng, half), batch(demo, rng, half), axis=0)
+            agent, _ = agent.update(both, networks_to_update=critics)
+        both = concat_batches(batch(online, rng, half), batch(demo, rng, half), axis=0)
+        agent, info = agent.update(both, networks_to_update=everything)
+        if step % args.every == 0:
+            info = jax.device_get(info)
+            row = {"step": step, "seconds": round(time.monotonic() - started, 1)}
+            for key in ("predicted_qs", "target_qs", "predicted_grasp_qs", "temperature", "entropy", "critic_loss"):
+                found = [v for k, v in _flat(info) if k.endswith(key)]
+                if found:
+                    row[key] = round(float(found[0]), 4)
+            figures.append(row)
+            print(json.dumps(row), flush=True)
+    if args.record:
+        record = {"run": str(args.run), "exp": args.exp, "agent": json.loads(args.agent), "scale": scale}
+        args.record.write_text(json.dumps({**record, "figures": figures}, indent=1) + "\n")
+
+
+def _flat(tree, prefix=""):
+    """(key path, value) of a nested dict of figures."""
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from _flat(value, f"{prefix}{key}/")
+        else:
+            yield f"{prefix}{key}", value
+
+
+if __name__ == "__main__":
+    main()

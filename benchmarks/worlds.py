@@ -130,10 +130,15 @@ def scaling(args) -> dict:
     runs = []
     for n in args.worlds:
         runs.append(scaling_run(args.task, directory, n, args.minutes, log_dir))
+        runs[-1]["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         print(json.dumps(runs[-1]), flush=True)
         time.sleep(20.0)  # the worlds' ports free again
-    record = {"task": args.task, "machine": machine(), "minutes": args.minutes, "runs": runs,
-              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}  # fmt: skip
+    record = {"task": args.task, "machine": machine(), "runs": runs}
+    if SCALING_RECORD.exists():  # the record's other N kept (a rerun of some N replaces only theirs)
+        before = json.loads(SCALING_RECORD.read_text())
+        if before["task"] == args.task and before["machine"] == record["machine"]:
+            kept = [r for r in before["runs"] if r["worlds"] not in args.worlds]
+            record["runs"] = sorted(kept + runs, key=lambda r: r["worlds"])
     if not args.no_write:
         SCALING_RECORD.write_text(json.dumps(record, indent=1) + "\n")
         print(f"written to {SCALING_RECORD}")
@@ -226,8 +231,11 @@ def scaling_rows(record: dict) -> list[tuple[str, str]]:
     rows = []
     for run in record["runs"]:
         n, cpu, sent = run["worlds"], run["cpu_percent_of_a_core"], run["transitions"] or {}
+        restarts = ", ".join(f"{r['part']} ({r['recovery_s']} s)" for r in run["restarts"]) or "none"
         per_world = " / ".join(f"{cpu.get(part, 0.0) / n:.0f}" for part in ("sim", "server", "actor", "expert"))
         rows += [
+            (f"{n} world(s): training minutes measured (when)", f"{run['minutes']:g} ({run.get('date', '-')})"),
+            (f"{n} world(s): restarts by the supervisor", restarts),
             (f"{n} world(s): env steps/s of all actors, resets included / learner updates/s",
              f"{run['env_steps_per_s']:.2f} / {run['learner_updates_per_s']:.2f}"),
             (f"{n} world(s): each actor's env steps/s within its episodes",
@@ -283,11 +291,10 @@ def write_tables(args) -> None:
         print(markdown_table(rows))
         intro = (
             f"`scripts/hil_serl.py {record['task']} train --worlds N`, one learner and an actor per world, the "
-            f"scripted expert on every world, measured over {record['minutes']:g} minutes of training each "
-            f"({record['date']}; record: benchmarks/worlds.json). docs/scaling.md reads these figures."
+            f"scripted expert on every world, each N measured over the training minutes its rows say "
+            f"({record['machine']}; record: benchmarks/worlds.json). docs/scaling.md reads these figures."
         )
-        missing = record.get("not_recorded")
-        after = f"\nNot recorded: {missing}\n" if missing else ""
+        after = ""
         write_section(SCALING_SECTION, "make bench-worlds", intro, rows, after)
     records = [(p.name, json.loads(p.read_text())) for p in sorted((BENCHMARKS / "learning").glob("*-faults-*.json"))]
     if records:  # one section for every fault run (a section per run would keep only the last)

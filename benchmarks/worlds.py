@@ -294,7 +294,8 @@ def write_tables(args) -> None:
             f"scripted expert on every world, each N measured over the training minutes its rows say "
             f"({record['machine']}; record: benchmarks/worlds.json). docs/scaling.md reads these figures."
         )
-        after = ""
+        missing = record.get("not_recorded")
+        after = f"\nNot recorded: {missing}\n" if missing else ""
         write_section(SCALING_SECTION, "make bench-worlds", intro, rows, after)
     records = [(p.name, json.loads(p.read_text())) for p in sorted((BENCHMARKS / "learning").glob("*-faults-*.json"))]
     if records:  # one section for every fault run (a section per run would keep only the last)

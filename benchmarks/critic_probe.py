@@ -5,17 +5,15 @@ then one full update), no env, no actor. It prints the critics' predicted values
 one reward of 1 at an episode's end (mask 0 there) no value can exceed 1, so a predicted Q above 1 is the critics
 diverging, not learning. Used to find what made usb_pickup_insertion_state's critics diverge (docs/learning.md).
 
-    env -u PYTHONPATH -u LD_LIBRARY_PATH FRANKA_SIM_CAMERAS=1 FRANKA_SIM_SPACEMOUSE=1 FRANKA_SIM_KEYS=1 \
-        HIL_SERL_DIR=../shared/hil-serl .venv-hil-serl/bin/python benchmarks/critic_probe.py RUN/first_run \
-        --exp usb_pickup_insertion_state [--steps 8000] [--agent '{"critic_ensemble_size": 10}'] \
-        [--state-scale '{"4": 0.01, "5": 0.01, "6": 0.01}'] [--record FILE.json]
+It is the `probe` step of scripts/hil_serl.py, which runs it in HIL-SERL's environment (.venv-hil-serl, the
+stand-ins that HIL-SERL's experiment configs need, the run's `--agent` and `--train-config`):
 
-(HIL_SERL_TRAIN_CONFIG='{"discount": 0.95}' before it changes the TrainConfig, as `--train-config` does for a run.)
+    scripts/hil_serl.py usb_pickup_insertion_state probe --dir RUN [--checkpoint-path first_run] [--steps 8000] \
+        [--train-config '{"discount": 0.95}'] [--agent '{"critic_ensemble_size": 10}'] \
+        [--state-scale '{"4": 0.01, "5": 0.01, "6": 0.01}']
+
 `--state-scale` multiplies columns of the stored state (observation and next observation) before training: a probe
-of the state's representation without a new run. It runs in HIL-SERL's environment (.venv-hil-serl, built by
-`make experiment STEP=env`) with the stand-ins switched on as scripts/hil_serl.py switches them on (HIL-SERL's
-experiment configs import pyrealsense2 and pynput). Record of its first use:
-benchmarks/learning/ablation/usb-critic-probe.json.
+of the state's representation without a new run. Record of its uses: benchmarks/learning/ablation/usb-critic-probe.json.
 """
 
 from __future__ import annotations
@@ -68,13 +66,13 @@ def main() -> None:
     parser.add_argument("run", type=Path, help="the run's checkpoint folder (with demo_buffer/ and buffer/)")
     parser.add_argument("--exp", default="usb_pickup_insertion_state")
     parser.add_argument("--steps", type=int, default=8000, help="learner steps (each cta_ratio updates)")
-    parser.add_argument("--every", type=int, default=500)
+    parser.add_argument("--every", type=int, default=0, help="figures every this many steps (default steps / 20)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--agent", default="{}", help="JSON: the agent's hyperparameters over the experiment's")
     parser.add_argument("--state-scale", default="{}", help="JSON: {column: factor} applied to the stored state")
     parser.add_argument("--record", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
-    os.environ["HIL_SERL_AGENT"] = args.agent
+    every = args.every or max(1, args.steps // 20)
+    agent_json = os.environ.get("HIL_SERL_AGENT") or "{}"  # the run's --agent (state_agent.configure reads it)
 
     import jax
     import state_agent
@@ -103,7 +101,7 @@ def main() -> None:
     half = config.batch_size // 2
     print(
         f"{args.exp}: {len(demo['rewards'])} demo and {len(online['rewards'])} online transitions; "
-        f"agent {type(agent).__name__}, discount {config.discount}, {args.agent}, scale {scale}",
+        f"agent {type(agent).__name__}, discount {config.discount}, {agent_json}, scale {scale}",
         flush=True,
     )
     figures, started = [], time.monotonic()
@@ -113,7 +111,7 @@ def main() -> None:
             agent, _ = agent.update(both, networks_to_update=critics)
         both = concat_batches(batch(online, rng, half), batch(demo, rng, half), axis=0)
         agent, info = agent.update(both, networks_to_update=everything)
-        if step % args.every == 0:
+        if step % every == 0:
             info = jax.device_get(info)
             row = {"step": step, "seconds": round(time.monotonic() - started, 1)}
             for key in ("predicted_qs", "target_qs", "predicted_grasp_qs", "temperature", "entropy", "critic_loss"):
@@ -123,7 +121,8 @@ def main() -> None:
             figures.append(row)
             print(json.dumps(row), flush=True)
     if args.record:
-        record = {"run": str(args.run), "exp": args.exp, "agent": json.loads(args.agent), "scale": scale}
+        record = {"run": str(args.run), "exp": args.exp, "agent": json.loads(agent_json), "discount": config.discount}
+        record["scale"] = scale
         args.record.write_text(json.dumps({**record, "figures": figures}, indent=1) + "\n")
 
 

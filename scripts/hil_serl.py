@@ -18,6 +18,8 @@ classifier):
     evaluate    the policy alone (--policy checkpoint|expert|zero), scored by the ground truth -> logs/.../
     loop        demos, then train with evaluations while training, a named checkpoint confirmed on fresh
                 episodes, the learning curve -> logs/loop-*/loop.json, learning_curve.png
+    probe       the experiment's agent trained offline on a run's kept transitions (--checkpoint-path's
+                demo_buffer/ and buffer/), its critics' values -> logs/probe-*/probe.json (no world)
 
 A step starts the task's world (make sim ARGS="task:=TASK") unless one answers at the config's SERVER_URL,
 and the scripted expert (clients/scripted_expert) unless --expert person (then: the teleop page). It shows
@@ -57,7 +59,7 @@ import learning_record
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = ROOT / ".venv-hil-serl" / "bin" / "python"
-STEPS = ("env", "successes", "classifier", "demos", "train", "evaluate", "loop")
+STEPS = ("env", "successes", "classifier", "demos", "train", "evaluate", "loop", "probe")
 SCRIPTS = {
     "successes": "record_success_fail.py",
     "classifier": "train_reward_classifier.py",
@@ -1355,6 +1357,32 @@ def step_evaluate(run: Run) -> None:
 SEEDS = {"selection": 1_000, "fresh": 50_000, "mode": 90_000}
 
 
+def step_probe(run: Run) -> None:
+    """benchmarks/critic_probe.py in HIL-SERL's environment (the stand-ins and the run's --agent and --train-config
+    as every step has them): the agent trained offline on the kept transitions of --checkpoint-path, no world."""
+    own_only(run)
+    args = run.args
+    path, out = run.exp.directory / args.checkpoint_path, run.exp.logs / "probe.json"
+    if not list(path.glob("buffer/*.pkl")) or not list(path.glob("demo_buffer/*.pkl")):
+        raise StepFailed(f"no kept transitions in {run.rel(path)} (buffer/, demo_buffer/): train or loop first", 2)
+    argv = [str(VENV_PYTHON), str(ROOT / "benchmarks" / "critic_probe.py"), str(path), "--exp", run.exp.task]
+    argv += ["--seed", str(args.seed), "--state-scale", args.state_scale or "{}", "--record", str(out)]
+    argv += ["--steps", str(args.steps)] if args.steps else []
+
+    def shown(part: Part, record: str) -> None:
+        if record.startswith("{"):  # the probe's figures, one JSON line each
+            say(f"probe: {record}")
+
+    probe = run.parts.add(Part("probe", argv, run.exp.logs, hil_serl_env(run.exp), on_record=shown))
+    run.parts.expected_exit.add(probe.name)
+    say(f"the critic probe on {run.rel(path)}'s transitions (log {probe.log_path})")
+    run.watch(lambda: not probe.alive(), lambda: "probe: training the agent offline (JAX compiles first)", 60.0)
+    if probe.popen.wait() != 0:
+        raise StepFailed(f"the probe ended with {probe.popen.returncode}; its last lines:\n{probe.last_lines()}")
+    run.result(f"critic probe done in {run.elapsed()}; its figures: {run.rel(out)}")
+    run.summary.update(outputs=[run.rel(out)])
+
+
 def seed_of(run: Run, kind: str, index: int) -> int:
     return run.args.seed * 100_000 + SEEDS[kind] + index
 
@@ -1668,6 +1696,7 @@ STEP_FUNCTIONS: dict[str, Callable[[Run], None]] = {
     "train": step_train,
     "evaluate": step_evaluate,
     "loop": step_loop,
+    "probe": step_probe,
 }
 
 
@@ -1698,7 +1727,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=0, help="classifier: epochs (default HIL-SERL's, 150)")
     parser.add_argument("--batch-size", type=int, default=0, help="classifier: batch size (default HIL-SERL's, 256)")
     parser.add_argument("--demos", type=int, default=20, help="demos: demonstrations to record (default 20)")
-    parser.add_argument("--steps", type=int, default=0, help="train: actor steps, then stop; 0 until Ctrl-C (default)")
+    parser.add_argument(
+        "--steps", type=int, default=0, help="train: actor steps, then stop; 0 until Ctrl-C (default); probe: "
+        "learner steps (default the probe's)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--state-scale", default="", help='probe: {column: factor} (JSON) applied to the kept state, e.g. '
+        '\'{"4": 0.01}\''
+    )  # fmt: skip
     parser.add_argument(
         "--patience",
         type=float,

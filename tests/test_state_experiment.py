@@ -15,7 +15,8 @@ environment against a launched world of the task without cameras (real launch, H
 - A stick moved in the hand is put back at the next reset, and counted.
 - usb_pickup_insertion_state: the same, with train_rlpd.py's hybrid agent (SAC and the grasp critic), the stick's
   pose under a key that says it is privileged, GripperPenaltyWrapper's penalties, and the stick plugged back in
-  after an episode without success.
+  after an episode without success; the critic probe step (`scripts/hil_serl.py ... probe`) trains that agent
+  offline on the transitions kept as train_rlpd.py's actor keeps them, and reports its critics' values.
 - object_handover_state: the same for two arms (DualFrankaEnv of HandOffEnvs, the dual hybrid agent, the bar's
   privileged pose); the evaluation puts the bar back where HandOffEnv's reset asks for it, as the runner does.
 """
@@ -23,6 +24,7 @@ environment against a launched world of the task without cameras (real launch, H
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +38,7 @@ OWN = ROOT / "hil_serl_experiments"
 NO_CAMERAS = "cameras_config:=none"
 
 ENV_AND_AGENT = r"""
-import json, sys
+import json, os, pickle, sys
 sys.path.insert(0, sys.argv[1])
 import jax, numpy as np
 import state_agent
@@ -60,7 +62,7 @@ report["agent"] = type(agent).__name__
 learned_gripper = "learned-gripper" in config.setup_mode
 buffers = [data_store.MemoryEfficientReplayBufferDataStore(env.observation_space, env.action_space, capacity=100,
            image_keys=config.image_keys, include_grasp_penalty=learned_gripper) for _ in range(2)]
-rewards, penalties, rng = [], [], np.random.default_rng(0)
+rewards, penalties, kept, rng = [], [], [], np.random.default_rng(0)
 for step in range(12):
     action = rng.uniform(-0.5, 0.5, env.action_space.shape)
     if learned_gripper:  # the gripper closed, then opened, then left: grasp penalties
@@ -74,7 +76,12 @@ for step in range(12):
         penalties.append(info["grasp_penalty"])
     for buffer in buffers:
         buffer.insert(transition)
+    kept.append(transition)
     obs = next_obs
+for folder in ("buffer", "demo_buffer"):  # kept as train_rlpd.py's actor dumps its buffers (for the critic probe)
+    os.makedirs(f"{sys.argv[2]}/{folder}", exist_ok=True)
+    with open(f"{sys.argv[2]}/{folder}/transitions_12.pkl", "wb") as f:
+        pickle.dump(kept, f)
 report["rewards"], report["penalties"] = rewards, penalties
 iterators = [b.get_iterator(sample_args={"batch_size": 4, "pack_obs_and_next_obs": True}) for b in buffers]
 critics = frozenset({"critic", "grasp_critic"} if learned_gripper else {"critic"})
@@ -115,9 +122,10 @@ print("@@ " + json.dumps(report), flush=True)
 """
 
 
-def learn_a_little(tmp_path: Path, world: str, experiment: str) -> tuple[dict, dict]:
+def learn_a_little(tmp_path: Path, world: str, experiment: str, probe: bool = False) -> tuple[dict, dict]:
     """ENV_AND_AGENT for `experiment` on a launched `world` without cameras, then the evaluation of the checkpoint it
-    saved (2 episodes): its report, and the evaluation's summary."""
+    saved (2 episodes): its report, and the evaluation's summary (with `probe`, the probe step's record of the
+    agent trained offline on the transitions it kept, under "probe")."""
     saved = tmp_path / "first_run"
     with task_world(world, NO_CAMERAS) as (clients, _):
         urls = [robot.url for robot in clients.values()]
@@ -126,12 +134,16 @@ def learn_a_little(tmp_path: Path, world: str, experiment: str) -> tuple[dict, d
         assert code == 0, output
         flags = ("--checkpoint-path", str(saved), "--eval-steps", "300", "--episodes", "2", "--dir", str(tmp_path))
         evaluated = runner(urls, experiment, "evaluate", "--policy", "checkpoint", *flags, timeout=420)
+        if probe:  # the critic probe step on what the transitions' run kept, in HIL-SERL's environment, no world
+            probed = runner(urls, experiment, "probe", *flags[:2], "--dir", str(tmp_path), "--steps", "4", timeout=300)
     report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
     # the checkpoint restored, acting alone, scored by the ground truth
     (run,) = evaluated["evaluation"]
     assert run["step"] == 300 and len(run["episodes"]) == 2, run
     output = json.loads(Path(evaluated["outputs"][0]).read_text())
     assert "SpacemouseIntervention" not in output["wrappers"] and output["experts_running"] == [], output
+    if probe:
+        run["probe"] = json.loads(Path(probed["outputs"][0]).read_text())
     return report, run
 
 
@@ -163,7 +175,7 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
     ground truth under a key that says it is privileged, GripperPenaltyWrapper's penalties, and train_rlpd.py's
     `single-arm-learned-gripper` agent (SAC for the arm, the grasp critic for the gripper) updating all its
     networks on real transitions; an episode without success has the stick plugged back in before the next."""
-    report, run = learn_a_little(tmp_path, "usb_pickup_insertion", "usb_pickup_insertion_state")
+    report, run = learn_a_little(tmp_path, "usb_pickup_insertion", "usb_pickup_insertion_state", probe=True)
     sizes = {"gripper_pose": [1], "privileged_usb_pose": [6], "tcp_force": [3], "tcp_pose": [6], "tcp_torque": [3],
              "tcp_vel": [6]}  # fmt: skip
     assert report["proprio"] == sizes and list(report["proprio"]) == list(sizes), report["proprio"]  # sorted
@@ -185,6 +197,10 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
         assert isinstance(episode["success"], bool) and 1 <= episode["steps"] <= 120, episode
         assert "usb is" in episode["detail"] and len(episode["start"]) == 7, episode
         assert episode["steps"] > 1, episode  # not started with the stick plugged in
+    # the probe step: the same agent trained offline on the 12 kept transitions, its critics' values each step
+    probe = run["probe"]
+    assert probe["exp"] == "usb_pickup_insertion_state" and [f["step"] for f in probe["figures"]] == [1, 2, 3, 4]
+    assert all(math.isfinite(f["predicted_qs"]) and math.isfinite(f["predicted_grasp_qs"]) for f in probe["figures"])
 
 
 @hil_serl.may_build

@@ -1,7 +1,8 @@
 """Offline probe of a state experiment's critics: HIL-SERL's agent for the experiment (state_agent.py, the factory
 train_rlpd.py calls for its setup mode) trained on the transitions a run kept (its demo_buffer/ and buffer/
 pickles), with train_rlpd.py's learner schedule (RLPD's 50/50 demo and online batches, cta_ratio - 1 critic updates
-then one full update), no env, no actor. It prints the critics' predicted values every `--every` updates: with
+then one full update; the demo half from the run's demos and its interventions, as train_rlpd.py's learner fills
+its demo buffer), no env, no actor. It prints the critics' predicted values every `--every` updates: with
 one reward of 1 at an episode's end (mask 0 there) no value can exceed 1, so a predicted Q above 1 is the critics
 diverging, not learning. Used to find what made usb_pickup_insertion_state's critics diverge (docs/learning.md).
 
@@ -33,10 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "hil_serl_experiments"), str(Path(os.environ["HIL_SERL_DIR"]) / "examples")]
 
 
-def transitions(folder: Path) -> dict[str, np.ndarray]:
-    """The transitions of every pickle in `folder`, stacked per key (observations and next observations: state)."""
+def transitions(*folders: Path) -> dict[str, np.ndarray]:
+    """The transitions of every pickle in `folders`, stacked per key (observations and next observations: state)."""
     rows = []
-    for path in sorted(glob.glob(str(folder / "*.pkl"))):
+    for path in sorted(p for folder in folders for p in glob.glob(str(folder / "*.pkl"))):
         with open(path, "rb") as f:
             rows += pickle.load(f)
     out = {k: np.asarray([r[k] for r in rows], dtype=np.float32) for k in ("actions", "rewards", "masks", "dones")}
@@ -65,6 +66,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path, help="the run's checkpoint folder (with demo_buffer/ and buffer/)")
     parser.add_argument("--exp", default="usb_pickup_insertion_state")
+    parser.add_argument(
+        "--demos", type=Path, action="append", default=[], help="a folder of record_demos.py's pickles that the "
+        "run's learner loaded (train_rlpd.py --demo_path) into its demo buffer beside the interventions"
+    )  # fmt: skip
     parser.add_argument("--steps", type=int, default=8000, help="learner steps (each cta_ratio updates)")
     parser.add_argument("--every", type=int, default=0, help="figures every this many steps (default steps / 20)")
     parser.add_argument("--seed", type=int, default=0)
@@ -83,7 +88,7 @@ def main() -> None:
     state_agent.install()
     config = CONFIG_MAPPING[args.exp]()
     scale = {int(k): float(v) for k, v in json.loads(args.state_scale).items()}
-    demo = scaled(transitions(args.run / "demo_buffer"), scale)
+    demo = scaled(transitions(args.run / "demo_buffer", *args.demos), scale)  # as the learner's demo buffer
     online = scaled(transitions(args.run / "buffer"), scale)
     rng = np.random.default_rng(args.seed)
     sample = batch(demo, rng, 1)

@@ -1046,8 +1046,9 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
         goal, to_goal = r.get("goal", 0.9), r.get("minutes_to_goal")
         agent, config = r.get("agent") or {}, r.get("train_config") or {}
         rows += [
-            (f"seed {r['seed']}: the agent's values beyond HIL-SERL's factory's / TrainConfig values set for the run",
-             " / ".join(", ".join(f"{k} {v}" for k, v in d.items()) or "none" for d in (agent, config))),
+            (f"seed {r['seed']}: the agent's values beyond HIL-SERL's factory's / TrainConfig values set for the run / "
+             "the expert's patience (s)", " / ".join(", ".join(f"{k} {v}" for k, v in d.items()) or "none" for d in
+             (agent, config)) + f" / {r.get('patience_s', '-')}"),
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
              f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})" if "stopped_at_minute" not in r else
              f"{r['stopped_at_minute']:g} of {r['minutes']:g}, stopped ({r['wall_minutes']:.0f}): the record's "

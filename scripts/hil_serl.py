@@ -1368,6 +1368,7 @@ def step_probe(run: Run) -> None:
     argv = [str(VENV_PYTHON), str(ROOT / "benchmarks" / "critic_probe.py"), str(path), "--exp", run.exp.task]
     argv += ["--seed", str(args.seed), "--state-scale", args.state_scale or "{}", "--record", str(out)]
     argv += ["--steps", str(args.steps)] if args.steps else []
+    argv += ["--demos", str(run.exp.directory / "demo_data")] if (run.exp.directory / "demo_data").is_dir() else []
 
     def shown(part: Part, record: str) -> None:
         if record.startswith("{"):  # the probe's figures, one JSON line each

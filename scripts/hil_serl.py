@@ -1374,7 +1374,8 @@ def step_probe(run: Run) -> None:
         if record.startswith("{"):  # the probe's figures, one JSON line each
             say(f"probe: {record}")
 
-    probe = run.parts.add(Part("probe", argv, run.exp.logs, hil_serl_env(run.exp), on_record=shown))
+    env = hil_serl_env(run.exp, {"HIL_SERL_DIR": str(run.exp.examples.parent)})  # the checkout the step uses
+    probe = run.parts.add(Part("probe", argv, run.exp.logs, env, on_record=shown))
     run.parts.expected_exit.add(probe.name)
     say(f"the critic probe on {run.rel(path)}'s transitions (log {probe.log_path})")
     run.watch(lambda: not probe.alive(), lambda: "probe: training the agent offline (JAX compiles first)", 60.0)

@@ -20,7 +20,6 @@ of the state's representation without a new run. Record of its uses: benchmarks/
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import pickle
@@ -34,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "hil_serl_experiments"), str(Path(os.environ["HIL_SERL_DIR"]) / "examples")]
 
 
-def transitions(*folders: Path) -> dict[str, np.ndarray]:
-    """The transitions of every pickle in `folders`, stacked per key (observations and next observations: state)."""
+def transitions(paths: list[Path]) -> dict[str, np.ndarray]:
+    """The transitions of the pickles at `paths`, stacked per key (observations and next observations: state)."""
     rows = []
-    for path in sorted(p for folder in folders for p in glob.glob(str(folder / "*.pkl"))):
+    for path in paths:
         with open(path, "rb") as f:
             rows += pickle.load(f)
     out = {k: np.asarray([r[k] for r in rows], dtype=np.float32) for k in ("actions", "rewards", "masks", "dones")}
@@ -67,8 +66,8 @@ def main() -> None:
     parser.add_argument("run", type=Path, help="the run's checkpoint folder (with demo_buffer/ and buffer/)")
     parser.add_argument("--exp", default="usb_pickup_insertion_state")
     parser.add_argument(
-        "--demos", type=Path, action="append", default=[], help="a folder of record_demos.py's pickles that the "
-        "run's learner loaded (train_rlpd.py --demo_path) into its demo buffer beside the interventions"
+        "--demos", type=Path, action="append", default=[], help="a demos file of record_demos.py that the run's "
+        "learner loaded (train_rlpd.py --demo_path) into its demo buffer beside the interventions"
     )  # fmt: skip
     parser.add_argument("--steps", type=int, default=8000, help="learner steps (each cta_ratio updates)")
     parser.add_argument("--every", type=int, default=0, help="figures every this many steps (default steps / 20)")
@@ -88,8 +87,9 @@ def main() -> None:
     state_agent.install()
     config = CONFIG_MAPPING[args.exp]()
     scale = {int(k): float(v) for k, v in json.loads(args.state_scale).items()}
-    demo = scaled(transitions(args.run / "demo_buffer", *args.demos), scale)  # as the learner's demo buffer
-    online = scaled(transitions(args.run / "buffer"), scale)
+    kept = {kind: sorted((args.run / kind).glob("*.pkl")) for kind in ("demo_buffer", "buffer")}
+    demo = scaled(transitions(kept["demo_buffer"] + args.demos), scale)  # as the learner's demo buffer
+    online = scaled(transitions(kept["buffer"]), scale)
     rng = np.random.default_rng(args.seed)
     sample = batch(demo, rng, 1)
     agent = state_agent.factory(config.setup_mode)(
@@ -126,9 +126,9 @@ def main() -> None:
             figures.append(row)
             print(json.dumps(row), flush=True)
     if args.record:
-        record = {"run": str(args.run), "exp": args.exp, "agent": json.loads(agent_json), "discount": config.discount}
-        record["scale"] = scale
-        args.record.write_text(json.dumps({**record, "figures": figures}, indent=1) + "\n")
+        record = {"run": str(args.run), "exp": args.exp, "agent": json.loads(agent_json), "discount": config.discount,
+                  "scale": scale, "figures": figures}  # fmt: skip
+        args.record.write_text(json.dumps(record, indent=1) + "\n")
 
 
 def _flat(tree, prefix=""):

@@ -1090,9 +1090,14 @@ def start_learner(run: Run, path: Path, demos: list[Path]) -> Part:
     return learner
 
 
+def demo_files(run: Run) -> list[Path]:
+    """The demos a training loads into its demo buffer: --demo-path's files, else all of demo_data/."""
+    return [Path(p) for p in run.args.demo_path] or sorted((run.exp.directory / "demo_data").glob("*.pkl"))
+
+
 def step_train(run: Run) -> None:
     exp, args = run.exp, run.args
-    demos = [Path(p) for p in args.demo_path] or sorted((exp.directory / "demo_data").glob("*.pkl"))
+    demos = demo_files(run)
     if not demos:
         raise StepFailed(f"no demos in {run.rel(exp.directory / 'demo_data')}: run STEP=demos first", 2)
     path = checkpoint_path(run)
@@ -1368,7 +1373,7 @@ def step_probe(run: Run) -> None:
     argv = [str(VENV_PYTHON), str(ROOT / "benchmarks" / "critic_probe.py"), str(path), "--exp", run.exp.task]
     argv += ["--seed", str(args.seed), "--state-scale", args.state_scale or "{}", "--record", str(out)]
     argv += ["--steps", str(args.steps)] if args.steps else []
-    argv += ["--demos", str(run.exp.directory / "demo_data")] if (run.exp.directory / "demo_data").is_dir() else []
+    argv += [a for demos in demo_files(run) for a in ("--demos", str(demos.resolve()))]  # as step_train loads them
 
     def shown(part: Part, record: str) -> None:
         if record.startswith("{"):  # the probe's figures, one JSON line each
@@ -1743,7 +1748,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=5.0,
         help="train: seconds the expert leaves each episode to the policy (default 5)",
     )
-    parser.add_argument("--checkpoint-path", default="first_run", help="train: under the directory (default first_run)")
+    parser.add_argument(
+        "--checkpoint-path", default="first_run", help="train, probe: under the directory (default first_run)"
+    )
     parser.add_argument(
         "--minutes", type=float, default=60.0, help="loop: training minutes from the first demo, evaluations not "
         "counted (default 60)"
@@ -1781,7 +1788,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default="checkpoint",
         help="evaluate: the learner's checkpoints (default), the scripted expert as a policy, or no motion",
     )
-    parser.add_argument("--demo-path", action="append", default=[], help="train: a demos file (default all demo_data/)")
+    parser.add_argument(
+        "--demo-path", action="append", default=[], help="train, probe: a demos file (default all demo_data/)"
+    )
     parser.add_argument(
         "--worlds", type=int, default=1, help="train, loop: worlds, each with its actor, feeding one learner (this "
         "repository's one-arm experiments: world K at the server's address + K - 1, e.g. 127.0.0.2, 127.0.0.3; "
@@ -1796,12 +1805,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "also chooses the evaluations' episodes"
     )  # fmt: skip
     parser.add_argument(
-        "--agent", default="", help='train, loop, evaluate: the agent\'s hyperparameters over the config\'s, as JSON '
-        '(this repository\'s experiments: state_agent.configure), e.g. \'{"target_entropy": -6}\''
+        "--agent", default="", help='train, loop, evaluate, probe: the agent\'s hyperparameters over the config\'s, '
+        'as JSON (this repository\'s experiments: state_agent.configure), e.g. \'{"target_entropy": -6}\''
     )  # fmt: skip
     parser.add_argument(
-        "--train-config", default="", help="train, loop, evaluate: the TrainConfig's attributes over the config's, as "
-        'JSON (this repository\'s experiments), e.g. \'{"checkpoint_period": 1000}\''
+        "--train-config", default="", help="train, loop, evaluate, probe: the TrainConfig's attributes over the "
+        'config\'s, as JSON (this repository\'s experiments), e.g. \'{"checkpoint_period": 1000}\''
     )  # fmt: skip
     parser.add_argument("--wandb", action="store_true", help="train: log to wandb (default --debug: no wandb login)")
     parser.add_argument(
@@ -1832,7 +1841,11 @@ def run_step(args: argparse.Namespace) -> int:
         raise StepFailed(f"--worlds {args.worlds}: one world at least", 2)
     if args.worlds > 1:
         world_of(exp, 2)  # refused before anything starts where the experiment cannot have several
-    for flag, value in (("--agent", args.agent), ("--train-config", args.train_config)):
+    for flag, value in (
+        ("--agent", args.agent),
+        ("--train-config", args.train_config),
+        ("--state-scale", args.state_scale),
+    ):
         try:
             if not isinstance(json.loads(value or "{}"), dict):
                 raise ValueError("not an object")

@@ -56,6 +56,7 @@ from datetime import datetime
 from pathlib import Path
 
 import learning_record
+import terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = ROOT / ".venv-hil-serl" / "bin" / "python"
@@ -261,9 +262,10 @@ class Part:
             print(f"[hil-serl] reading {self.name}'s output: {exc!r}", file=sys.stderr, flush=True)
 
     def answer(self, line: str = "") -> None:
+        """Types `line` and Enter on the part's terminal, as a person: the next answer waits until this one was
+        read (HandOffEnv's two arms' prompts, scripts/terminal.py)."""
         with contextlib.suppress(OSError):
-            self.popen.stdin.write((line + "\n").encode())
-            self.popen.stdin.flush()
+            terminal.type_line(self.popen.stdin, line, alive=self.alive)
 
     def alive(self) -> bool:
         return self.popen.poll() is None

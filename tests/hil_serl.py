@@ -4,10 +4,8 @@ A missing checkout fails the test that needs it; nothing here skips."""
 
 from __future__ import annotations
 
-import array
 import atexit
 import contextlib
-import fcntl
 import functools
 import json
 import os
@@ -15,7 +13,7 @@ import select
 import shutil
 import signal
 import subprocess
-import termios
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +21,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from terminal import type_line  # noqa: E402  (scripts/: one place for what the runner and the tests type)
+
 CHECKOUT = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")
 EXAMPLES = CHECKOUT / "examples"  # the directory HIL-SERL's scripts are run from
 BUILD_TIMEOUT = 1200.0  # [s] a first build installs about 2 GB (about a minute here)
@@ -93,13 +94,6 @@ def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {**clean, **(env or {})}
 
 
-def unread(pipe) -> int:
-    """Bytes written to `pipe` that its reader has not read yet (FIONREAD answers on either end of a pipe)."""
-    count = array.array("i", [0])
-    fcntl.ioctl(pipe.fileno(), termios.FIONREAD, count)
-    return count[0]
-
-
 class Session:
     """A snippet or script of HIL-SERL's running in its environment that a test talks to as a person at its
     terminal does: waits for what it prints (a prompt of `input()`), answers on its stdin. Stopped (its process
@@ -145,14 +139,8 @@ class Session:
 
     def answer(self, line: str = "", read_within: float = 10.0) -> None:
         """Types `line` and Enter, then waits (up to `read_within` s) until the process has read it, as a person
-        does before pressing Enter again: HandOffEnv's two arms reset in two threads that both wait in input(),
-        and two lines that reach the pipe together can be read by one thread's readline, the other's lost
-        (TextIOWrapper is not thread-safe), which leaves the second arm's reset waiting for ever."""
-        self.process.stdin.write((line + "\n").encode())
-        self.process.stdin.flush()
-        deadline = time.monotonic() + read_within
-        while unread(self.process.stdin) and time.monotonic() < deadline and self.process.poll() is None:
-            time.sleep(0.01)
+        does before pressing Enter again (scripts/terminal.py says why)."""
+        type_line(self.process.stdin, line, read_within, alive=lambda: self.process.poll() is None)
 
     def __enter__(self) -> Session:
         return self

@@ -1,0 +1,83 @@
+"""The runner answers HIL-SERL's prompts as a person at its terminal does (scripts/hil_serl.py's Prompter and Part).
+
+object_handover's HandOffEnv asks "Press Enter to continue..." in each arm's reset, and DualFrankaEnv resets the
+two arms in two threads, so two prompts wait in input() at once. A loop of object_handover_state stopped after 93
+episodes (2026-11-27) because the runner typed both Enters together and one thread's readline took both: the other
+arm waited for ever and the actor never parked. Here a real process asks twice at once, round after round, on a
+real pipe, and the runner's own Prompter answers while the process waits for a core (stopped for 50 ms at each
+prompt: the loaded machine that made the two Enters arrive together, made certain). The old Part.answer failed
+this test; the new one passes it. A small HTTP server stands in for the world's POST /task/reset (the bar put back
+before each answer), the only route the prompt needs."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+_spec = importlib.util.spec_from_file_location("hil_serl_runner", ROOT / "scripts" / "hil_serl.py")
+runner = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses look it up
+_spec.loader.exec_module(runner)
+
+ROUNDS = 150
+TWO_ARMS = f"""
+import threading
+def arm():
+    input("Press Enter to continue...")
+for n in range({ROUNDS}):
+    arms = [threading.Thread(target=arm) for _ in range(2)]
+    for a in arms:
+        a.start()
+    for a in arms:
+        a.join()
+    print(f"round {{n}}: both arms reset", flush=True)
+"""
+
+
+class Resets(BaseHTTPRequestHandler):
+    count = 0
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        Resets.count += self.path == "/task/reset"
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args):
+        pass
+
+
+def test_two_prompts_at_once_are_both_answered_every_round(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Resets)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    world = SimpleNamespace(servers=[f"http://127.0.0.1:{server.server_address[1]}/"])
+    prompter = runner.Prompter(world, runner.Progress())
+
+    def busy_machine(part, text: str) -> None:
+        """The Prompter, while the process waits 50 ms for a core (as the actor on two loaded cores): what it
+        types meanwhile reaches the pipe together."""
+        part.signal(signal.SIGSTOP)
+        threading.Timer(0.05, part.signal, (signal.SIGCONT,)).start()
+        prompter(part, text)
+
+    part = runner.Part("two_arms", [sys.executable, "-c", TWO_ARMS], tmp_path, dict(os.environ), on_text=busy_machine)
+    try:
+        deadline = time.monotonic() + 60
+        while part.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        rounds = [r for r in part.records if "both arms reset" in r]
+        assert not part.alive(), f"an arm still waits for Enter after {len(rounds)} of {ROUNDS} rounds"
+        assert len(rounds) == ROUNDS
+        assert Resets.count == 2 * ROUNDS  # the bar put back before each answer, as at each arm's reset
+    finally:
+        if part.alive():
+            part.popen.kill()
+        server.shutdown()

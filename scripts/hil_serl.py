@@ -138,8 +138,21 @@ def known_tasks(hil_serl: Path) -> list[str]:
     return sorted(found) + sorted(p.parent.name for p in (OWN_EXPERIMENTS / "experiments").glob("*/config.py"))
 
 
+def fresh_folder(path: Path) -> Path:
+    """`path`, made; `path`-2, -3, ... where it is taken (two steps started in the same second keep their logs
+    apart: two probes of one run, side by side)."""
+    for n in range(1, 1000):
+        candidate = path if n == 1 else path.with_name(f"{path.name}-{n}")
+        try:
+            candidate.mkdir(parents=True)
+            return candidate
+        except FileExistsError:
+            continue
+    raise StepFailed(f"no free folder name beside {path}", 2)
+
+
 def load_experiment(hil_serl: Path, task: str, directory: Path, step: str) -> Experiment:
-    logs = directory / "logs" / f"{step}-{datetime.now():%Y%m%d-%H%M%S}"
+    logs = fresh_folder(directory / "logs" / f"{step}-{datetime.now():%Y%m%d-%H%M%S}")
     own = OWN_EXPERIMENTS / "experiments" / task / "config.py"
     if own.is_file():
         return own_experiment(hil_serl, task, own.read_text(), directory, logs)

@@ -1,4 +1,7 @@
-"""The runner answers HIL-SERL's prompts as a person at its terminal does (scripts/hil_serl.py's Prompter and Part).
+"""Parts of the runner (scripts/hil_serl.py) tested alone, with real processes and pipes: its answers to HIL-SERL's
+prompts, and each step's own logs folder.
+
+The runner answers HIL-SERL's prompts as a person at its terminal does (its Prompter and Part).
 
 object_handover's HandOffEnv asks "Press Enter to continue..." in each arm's reset, and DualFrankaEnv resets the
 two arms in two threads, so two prompts wait in input() at once. A loop of object_handover_state stopped after 93
@@ -81,3 +84,10 @@ def test_two_prompts_at_once_are_both_answered_every_round(tmp_path):
         if part.alive():
             part.popen.kill()
         server.shutdown()
+
+
+def test_two_steps_started_in_one_second_keep_their_logs_apart(tmp_path):
+    """Two probes of one run, started side by side, once wrote one probe.log (the folder named by the second)."""
+    checkout = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")
+    folders = {runner.load_experiment(checkout, "ram_insertion_state", tmp_path, "probe").logs for _ in range(3)}
+    assert len(folders) == 3 and all(f.is_dir() and not any(f.iterdir()) for f in folders)

@@ -152,7 +152,7 @@ def fresh_folder(path: Path) -> Path:
 
 
 def load_experiment(hil_serl: Path, task: str, directory: Path, step: str) -> Experiment:
-    logs = fresh_folder(directory / "logs" / f"{step}-{datetime.now():%Y%m%d-%H%M%S}")
+    logs = directory / "logs" / f"{step}-{datetime.now():%Y%m%d-%H%M%S}"  # made once the experiment is known
     own = OWN_EXPERIMENTS / "experiments" / task / "config.py"
     if own.is_file():
         return own_experiment(hil_serl, task, own.read_text(), directory, logs)
@@ -167,7 +167,7 @@ def load_experiment(hil_serl: Path, task: str, directory: Path, step: str) -> Ex
         servers = servers or server_urls((hil_serl / "serl_robot_infra/franka_env/envs" / f"{module}.py").read_text())
     if not servers:
         raise StepFailed(f"no SERVER_URL in {config} nor in the franka_env modules it imports", 2)
-    logs.mkdir(parents=True, exist_ok=True)
+    logs = fresh_folder(logs)
     return Experiment(task, servers, hil_serl / "examples", directory, logs, step != "successes")
 
 
@@ -194,7 +194,7 @@ def own_experiment(hil_serl: Path, task: str, text: str, directory: Path, logs: 
     if default:
         address = urllib.parse.urlsplit(servers[0])
         args += (f"host:={address.hostname}", f"port:={address.port or 80}")
-    logs.mkdir(parents=True, exist_ok=True)
+    logs = fresh_folder(logs)
     return Experiment(task, servers, hil_serl / "examples", directory, logs, False, world=world[1], world_args=args,
                       own=True)  # fmt: skip
 

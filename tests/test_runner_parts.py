@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
+from hil_serl import CHECKOUT
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 _spec = importlib.util.spec_from_file_location("hil_serl_runner", ROOT / "scripts" / "hil_serl.py")
@@ -88,6 +90,5 @@ def test_two_prompts_at_once_are_both_answered_every_round(tmp_path):
 
 def test_two_steps_started_in_one_second_keep_their_logs_apart(tmp_path):
     """Two probes of one run, started side by side, once wrote one probe.log (the folder named by the second)."""
-    checkout = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")
-    folders = {runner.load_experiment(checkout, "ram_insertion_state", tmp_path, "probe").logs for _ in range(3)}
+    folders = {runner.load_experiment(CHECKOUT, "ram_insertion_state", tmp_path, "probe").logs for _ in range(3)}
     assert len(folders) == 3 and all(f.is_dir() and not any(f.iterdir()) for f in folders)

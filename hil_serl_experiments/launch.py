@@ -10,9 +10,12 @@ $HIL_SERL_METRICS names a file (metrics.py), and each of several actors sends un
 (actors.py). Then the script runs as `python SCRIPT ...` would run it, with one difference: an exception that ends
 the script's main thread ends the process (status 1, its traceback printed). Python would otherwise wait for the
 script's other threads, and train_rlpd.py's actor leaves non-daemon ones: an actor whose env raised (FrankaEnv's
-`ps["pose"]` on a 503 answer) stayed alive, dead, where the runner's supervisor restarts what ends.
+`ps["pose"]` on a 503 answer) stayed alive, dead, where the runner's supervisor restarts what ends. The
+processes the script forked (HIL-SERL's SpaceMouse reader and its multiprocessing Manager) are ended first, as
+Python's exit would have ended them.
 """
 
+import multiprocessing
 import os
 import runpy
 import sys
@@ -33,6 +36,11 @@ if __name__ == "__main__":
         runpy.run_path(sys.argv[0], run_name="__main__")
     except Exception:  # (not SystemExit, not KeyboardInterrupt: those end as the script has them end)
         traceback.print_exc()
+        children = multiprocessing.active_children()  # os._exit skips the atexit that ends them (the
+        for child in children:  # SpaceMouse reader and its Manager: spacemouse_expert.py)
+            child.terminate()
+        for child in children:
+            child.join(2.0)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(1)

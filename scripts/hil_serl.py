@@ -361,6 +361,7 @@ class Parts:
                 raise StepFailed(f"{died}\n{part.name} died {len(recent) + 1} times within {REPEAT_WINDOW / 60:.0f} "
                                  "minutes: the runner stops rather than restart it again")  # fmt: skip
             say(f"{died}\nthe runner starts {part.name} again")
+            part.stop(grace=2.0)  # what its process forked and left (HIL-SERL's SpaceMouse reader and its Manager)
             self.parts.remove(part)
             started, at = time.monotonic(), time.time()
             restart(part)

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import hil_serl
+import psutil
 
 OWN = Path(__file__).resolve().parent.parent / "hil_serl_experiments"
 
@@ -113,12 +114,18 @@ def test_without_own_names_a_second_actor_is_lost_behind_the_firsts_update_id(tm
 
 def test_a_script_whose_main_thread_raises_ends_though_its_other_threads_run(tmp_path: Path):
     """hil_serl_experiments/launch.py ends the process when the script's main thread raises (train_rlpd.py's actor
-    leaves non-daemon threads, which kept a dead actor alive where the runner's supervisor restarts what ends)."""
-    script = tmp_path / "dies.py"
+    leaves non-daemon threads, which kept a dead actor alive where the runner's supervisor restarts what ends), and
+    ends what the script forked, as Python's exit would (HIL-SERL's SpaceMouse reader and its Manager, which a dead
+    actor once left running after the step)."""
+    script, forked = tmp_path / "dies.py", tmp_path / "forked"
     script.write_text(
-        "import threading, time\n"
+        "import multiprocessing, os, threading, time\n"
         "threading.Thread(target=time.sleep, args=(600,)).start()  # not a daemon: Python would wait for it\n"
+        "reader = multiprocessing.Process(target=time.sleep, args=(600,), daemon=True)  # as SpaceMouseExpert's\n"
+        "reader.start()\n"
+        f"open({str(forked)!r}, 'w').write(str(reader.pid))\n"
         "raise KeyError('pose')  # FrankaEnv's ps['pose'] on a 503\n"
     )
     code, output = hil_serl.run([str(OWN / "launch.py"), str(script)], timeout=120)
     assert code == 1 and "KeyError: 'pose'" in output, output
+    assert not psutil.pid_exists(pid := int(forked.read_text())) or psutil.Process(pid).status() == "zombie"

@@ -92,3 +92,36 @@ def test_two_steps_started_in_one_second_keep_their_logs_apart(tmp_path):
     """Two probes of one run, started side by side, once wrote one probe.log (the folder named by the second)."""
     folders = {runner.load_experiment(CHECKOUT, "ram_insertion_state", tmp_path, "probe").logs for _ in range(3)}
     assert len(folders) == 3 and all(f.is_dir() and not any(f.iterdir()) for f in folders)
+
+
+ORPHANS = """
+import multiprocessing, time
+def read():
+    time.sleep(600)
+multiprocessing.Process(target=read, daemon=True).start()
+time.sleep(0.5)
+import os
+os._exit(1)  # dies as a crash does, without the atexit that would end its daemonic child
+"""
+
+
+def test_a_part_that_died_and_is_started_again_leaves_nothing_of_it_running(tmp_path):
+    """HIL-SERL's actor forks its SpaceMouse reader and a multiprocessing Manager (spacemouse_expert.py); an actor
+    that died at a reset and was started again once left both running after the step (CI, 2026-11-27)."""
+    argv = [sys.executable, "-c", ORPHANS]
+    parts, started = runner.Parts(), []
+
+    def start(_part=None) -> None:
+        started.append(parts.add(runner.Part("actor", argv, tmp_path, dict(os.environ))))
+
+    with parts:
+        parts.restarts["actor"] = start
+        start()
+        first = started[0]
+        deadline = time.monotonic() + 30
+        while first.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not first.alive()
+        parts.check()
+        assert len(started) == 2 and parts.restarted[0]["part"] == "actor"
+        assert not first._group_alive(), "what the dead actor forked was left running"

@@ -35,6 +35,7 @@ from pathlib import Path
 import psutil
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent / "scripts")]
+from hil_serl import LEARNER_NICE  # noqa: E402 (scripts/hil_serl.py: the runner's default)
 from watched import ROOT, Watched  # noqa: E402
 
 BENCHMARKS = ROOT / "benchmarks"
@@ -82,9 +83,10 @@ def counted(logs: Path) -> dict:
     return {"sent": sum(sent.values()), "received": sum(received.values()), "by_name": by_name}
 
 
-def scaling_run(task: str, directory: Path, worlds: int, minutes: float, log_dir: Path) -> dict:
-    """`train --worlds N` for `minutes` of training, measured over that window."""
+def scaling_run(task: str, directory: Path, worlds: int, minutes: float, log_dir: Path, nice: int) -> dict:
+    """`train --worlds N --learner-nice NICE` for `minutes` of training, measured over that window."""
     flags = ["--worlds", str(worlds), "--steps", "10000000", "--checkpoint-path", f"scaling-{worlds}"]
+    flags += ["--learner-nice", str(nice)]
     step = Watched(task, "train", directory, flags, log_dir / f"train-{worlds}.log")
     try:
         step.wait_for(" updates; ", 900)  # the learner updates: every actor is stepping
@@ -107,6 +109,7 @@ def scaling_run(task: str, directory: Path, worlds: int, minutes: float, log_dir
     cpu = step.cpu_by_part(cpu_start, cpu_end, seconds)
     return {
         "worlds": worlds,
+        "learner_nice": nice,
         "minutes": round(seconds / 60.0, 2),
         "exit_status": code,
         "env_steps_per_s": round((progress_end[1] - progress_start[1]) / span, 2),
@@ -129,7 +132,7 @@ def scaling(args) -> dict:
     ensure_demos(args.task, directory, log_dir)
     runs = []
     for n in args.worlds:
-        runs.append(scaling_run(args.task, directory, n, args.minutes, log_dir))
+        runs.append(scaling_run(args.task, directory, n, args.minutes, log_dir, args.learner_nice))
         runs[-1]["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         print(json.dumps(runs[-1]), flush=True)
         time.sleep(20.0)  # the worlds' ports free again
@@ -236,6 +239,7 @@ def scaling_rows(record: dict) -> list[tuple[str, str]]:
         rows += [
             (f"{n} world(s): training minutes measured (when)", f"{run['minutes']:g} ({run.get('date', '-')})"),
             (f"{n} world(s): restarts by the supervisor", restarts),
+            (f"{n} world(s): the learner's niceness", str(run.get("learner_nice", 0))),
             (f"{n} world(s): env steps/s of all actors, resets included / learner updates/s",
              f"{run['env_steps_per_s']:.2f} / {run['learner_updates_per_s']:.2f}"),
             (f"{n} world(s): each actor's env steps/s within its episodes",
@@ -320,6 +324,12 @@ def main() -> int:
     parser.add_argument("--dir", help="the experiment directory (default: a new temporary one)")
     parser.add_argument("--worlds", type=int, nargs="+", default=[1, 2, 3], help="scaling: the numbers of worlds")
     parser.add_argument("--minutes", type=float, default=10.0, help="scaling: training minutes measured per N")
+    parser.add_argument(
+        "--learner-nice",
+        type=int,
+        default=LEARNER_NICE,
+        help=f"scaling: the runner's --learner-nice (default its {LEARNER_NICE})",
+    )
     parser.add_argument("--faults", action="store_true", help="the loop with faults injected, not the scaling")
     parser.add_argument("--fault-minutes", type=float, default=40.0, help="faults: the loop's training minutes")
     parser.add_argument("--eval-every", type=float, default=10.0, help="faults: the loop's --eval-every")

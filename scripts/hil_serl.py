@@ -73,6 +73,9 @@ RANDOM_MARK = "RANDOM_ENCODER_WEIGHTS.txt"  # in an experiment directory some of
 LABEL = " [RANDOM ENCODER WEIGHTS, not SERL's ResNet-10]"
 OWN_EXPERIMENTS = ROOT / "hil_serl_experiments"  # this repository's experiments; launch.py runs HIL-SERL's scripts
 LEARNER_PORTS = (5588, 5589)  # agentlace's request and broadcast ports (serl_launcher's make_trainer_config)
+# the learner's niceness: two worlds with their actors and a learner at nice 0 kept two cores 94 % busy, a world's
+# state went stale past the server's state_timeout and HIL-SERL's actor died on the 503 (docs/scaling.md)
+LEARNER_NICE = 10
 WORLD_TIMEOUT = 180.0  # [s] a first launch builds nothing but loads meshes, DDS and the camera process
 SERVER_GRACE = 10.0  # [s] a training world's server not answering this long (its launch alive): the world restarts
 DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # scripts/run.sh's, not HIL-SERL's
@@ -780,6 +783,8 @@ class Run:
         launcher = [str(OWN_EXPERIMENTS / "launch.py")] if self.exp.own else []
         script = str(self.exp.examples / SCRIPTS[step])
         argv = [str(VENV_PYTHON), *launcher, script, f"--exp_name={self.exp.task}", *flags]
+        if name == "learner" and self.args.learner_nice:
+            argv = ["nice", "-n", str(self.args.learner_nice), *argv]
         on_record = on_record or (self.progress.learner_record if name == "learner" else self.progress.script)
         part = Part(
             name or Path(SCRIPTS[step]).stem,
@@ -1811,6 +1816,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--worlds", type=int, default=1, help="train, loop: worlds, each with its actor, feeding one learner (this "
         "repository's one-arm experiments: world K at the server's address + K - 1, e.g. 127.0.0.2, 127.0.0.3; "
         "default 1)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--learner-nice", type=int, default=LEARNER_NICE, choices=range(20), metavar="0-19", help="train, loop: the "
+        f"learner's niceness (default {LEARNER_NICE}): the worlds and actors, which keep the robot's 10 Hz, come first "
+        "on a shared machine and the learner takes the CPU they leave; 0: as any process"
     )  # fmt: skip
     parser.add_argument(
         "--ip", default="", help="train, loop: the learner's address for the actors (train_rlpd.py's --ip; default "

@@ -74,6 +74,8 @@ def test_a_killed_actor_and_a_killed_world_are_started_again_and_training_goes_o
     runner = Runner(directory, "loop", *flags, env=env, task=TASK)
     try:
         runner.wait_for(" updates; ", 400)  # the learner updates
+        # below the world and the actor on a shared machine (--learner-nice's default), they as any process
+        assert runner.started("--learner").nice() == 10 and runner.started("--actor").nice() == 0
         os.killpg(runner.started("--actor").pid, signal.SIGKILL)
         runner.wait_for("the runner starts actor again", 60)
         runner.wait_for("actor is running again", 120)

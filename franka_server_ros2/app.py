@@ -76,8 +76,16 @@ def create_app(robot: Robot, feeds: CameraFeeds, settings: ServerSettings) -> Fl
     def bad_request(exc: BadRequest):
         return _error(400, str(exc))
 
+    last_unavailable = {"text": "", "at": 0.0}
+
     @app.errorhandler(RobotUnavailable)
     def unavailable(exc: RobotUnavailable):
+        """A 503, logged with its reason (the stock client shows only a KeyError): each new reason, and the same one
+        again at most once a second (a client polling a stopped simulator)."""
+        text, now = f"{request.path}: 503: {exc}", time.monotonic()
+        if text != last_unavailable["text"] or now - last_unavailable["at"] >= 1.0:
+            robot.warn(text)
+            last_unavailable.update(text=text, at=now)
         return _error(503, str(exc))
 
     @app.errorhandler(RobotRefused)

@@ -27,6 +27,7 @@ import itertools
 import json
 import random
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -87,6 +88,7 @@ def scaling_run(task: str, directory: Path, worlds: int, minutes: float, log_dir
     """`train --worlds N --learner-nice NICE` for `minutes` of training, measured over that window."""
     flags = ["--worlds", str(worlds), "--steps", "10000000", "--checkpoint-path", f"scaling-{worlds}"]
     flags += ["--learner-nice", str(nice)]
+    shutil.rmtree(directory / f"scaling-{worlds}", ignore_errors=True)  # a rerun's: train_rlpd.py cannot resume it
     step = Watched(task, "train", directory, flags, log_dir / f"train-{worlds}.log")
     try:
         step.wait_for(" updates; ", 900)  # the learner updates: every actor is stepping

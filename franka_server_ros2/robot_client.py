@@ -51,7 +51,8 @@ STAMPED_TOPICS = tuple(TOPIC_TYPES)
 RAMP_RATE = 20.0  # [Hz] gripper goals of a slow close
 # A request takes each state topic's newest TAP_DEPTH messages (each take costs a Python call) and keeps
 # TAP_KEEP: the topics of one control tick are matched by stamp, and a publisher that goes on publishing
-# while a request takes its topics one after the other is caught up with by taking again (MATCH_ATTEMPTS).
+# while a request takes its topics one after the other is caught up with by taking again (MATCH_ATTEMPTS), then by
+# polling until state_wait (a burst of ticks, from a simulator catching up on a loaded machine, outruns the depth).
 # Only ticks within MATCH_WINDOW of the newest joint_states count: what was kept from an earlier request
 # must never answer this one (a stale state with a fresh age).
 TAP_DEPTH, TAP_KEEP, MATCH_ATTEMPTS, MATCH_WINDOW = 4, 8, 5, 0.01  # [s] of the robot's clock
@@ -276,11 +277,12 @@ class FrankaRosClient(Node):
 
     def state(self) -> StateSnapshot:
         """The newest snapshot whose stamped topics all carry the same control-tick stamp."""
-        # A simulator starved of CPU for a moment (a loaded machine) goes quiet for longer than state_timeout:
-        # the request waits up to state_wait for its next state, as the stock client cannot retry a 503.
+        # A simulator starved of CPU for a moment (a loaded machine) goes quiet for longer than state_timeout, or
+        # publishes the ticks it owes in a burst that outruns the topics' DDS depth between two takes: the request
+        # waits up to state_wait for its next whole tick, as the stock client cannot retry a 503.
         wait_until = time.monotonic() + self.settings.state_wait
         attempts = 0
-        while attempts < MATCH_ATTEMPTS:
+        while attempts < MATCH_ATTEMPTS or time.monotonic() < wait_until:
             with self._state_lock:  # request threads take from the same histories
                 raw = {t: list(tap.poll()) for t, tap in self._taps.items()}
                 jacobian = self._jacobian.newest()
@@ -305,7 +307,12 @@ class FrankaRosClient(Node):
                 snapshot = self._assemble(stamp, received, parts, jacobian[1])
                 self._cached, self._cache_key = snapshot, key
                 return snapshot
-        raise RobotUnavailable("the robot's state topics carry no common stamp (are they from one robot?)")
+            if attempts >= MATCH_ATTEMPTS:  # taken again at once first (a tick being published), then polled
+                time.sleep(STALE_POLL)
+        raise RobotUnavailable(
+            f"the robot's state topics carry no common stamp within {self.settings.state_wait:g} s (are they from "
+            "one robot?)"
+        )
 
     def _match(self, raw: dict[str, list[tuple[float, bytes]]]) -> tuple[float, dict] | None:
         """The newest tick all stamped topics have (usually every topic's newest message): (stamp, messages).

@@ -167,6 +167,24 @@ def test_a_request_finding_the_state_stale_answers_the_next_state_if_it_comes_wi
     assert round(answer.result(timeout=5.0).stamp * 1e3) == 8
 
 
+def test_a_request_finding_no_whole_tick_answers_the_next_whole_one_if_it_comes_within_state_wait(server):
+    """A simulator catching up on a loaded machine publishes its ticks in bursts, and joint_states can be ahead of
+    the other topics at the moment of a request. Two worlds' actors once died on the 503 "no common stamp" that a
+    request gave at once (HIL-SERL's client cannot retry it)."""
+    client, publisher = server
+    Node.set_parameters(client, [Parameter("state_wait", value=5.0)])
+    publisher.tick(3)
+    assert wait_until(lambda: newest_tick(client) == 3, 5.0)
+    for n in range(20, 24):  # joint_states 17 ms ahead of every other topic
+        publisher.tick(n, topics=("joint_states",))
+    time.sleep(0.3)
+    answer = concurrent.futures.ThreadPoolExecutor(1).submit(client.state)
+    time.sleep(0.3)
+    assert not answer.done()  # waiting, neither mixing ticks nor answering tick 3
+    publisher.tick(23, topics=("O_T_EE", "O_dP_EE", "K_F_ext_hat_K"))  # the burst's end: tick 23 whole
+    assert round(answer.result(timeout=5.0).stamp * 1e3) == 23
+
+
 def test_the_stamp_is_read_from_the_serialized_message_as_deserializing_reads_it():
     for kind in KINDS.values():
         msg = kind()

@@ -288,10 +288,12 @@ def fault_free(experiment: str) -> str:
     return ", ".join(found) or "none recorded"
 
 
-def write_tables(args) -> None:
+def write_tables(args, sections: tuple[str, ...] = ("scaling", "faults")) -> None:
+    """results.md's sections of `sections` from the committed records (a scaling run rewrites only its own: each
+    section is stamped with the time and machine it is written on)."""
     from run import markdown_table, write_section  # noqa: PLC0415 (its imports are heavy: only for what it writes)
 
-    if SCALING_RECORD.exists():
+    if "scaling" in sections and SCALING_RECORD.exists():
         record = json.loads(SCALING_RECORD.read_text())
         rows = scaling_rows(record)
         print(markdown_table(rows))
@@ -300,11 +302,11 @@ def write_tables(args) -> None:
             f"scripted expert on every world, each N measured over the training minutes its rows say "
             f"({record['machine']}; record: benchmarks/worlds.json). docs/scaling.md reads these figures."
         )
-        missing = record.get("not_recorded")
-        after = f"\nNot recorded: {missing}\n" if missing else ""
+        missing, notes = record.get("not_recorded"), record.get("notes")
+        after = (f"\nNot recorded: {missing}\n" if missing else "") + (f"\nNotes: {notes}\n" if notes else "")
         write_section(SCALING_SECTION, "make bench-worlds", intro, rows, after)
     records = [(p.name, json.loads(p.read_text())) for p in sorted((BENCHMARKS / "learning").glob("*-faults-*.json"))]
-    if records:  # one section for every fault run (a section per run would keep only the last)
+    if "faults" in sections and records:  # one section for every fault run (a section per run would keep only the last)
         several = len(records) > 1
         rows = [(f"{name}: {figure}" if several else figure, value) for name, r in records for figure, value in
                 fault_rows(r)]  # fmt: skip
@@ -346,7 +348,7 @@ def main() -> int:
     record = faults(args) if args.faults else scaling(args)
     print(json.dumps(record, indent=1, default=str))
     if not args.no_write:
-        write_tables(args)
+        write_tables(args, ("faults",) if args.faults else ("scaling",))
     return 0
 
 

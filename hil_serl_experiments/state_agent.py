@@ -72,6 +72,9 @@ def configure(**kwargs) -> None:
     AGENT_KWARGS.clear()
     AGENT_KWARGS.update(kwargs)
     AGENT_KWARGS.update(json.loads(os.environ.get("HIL_SERL_AGENT") or "{}"))
+    if "discount" in AGENT_KWARGS:  # train_rlpd.py passes the factory its TrainConfig's, which would win unseen
+        raise ValueError("the discount is the TrainConfig's (train_rlpd.py passes it): set it there, not as an agent "
+                         "hyperparameter")  # fmt: skip
 
 
 class ProprioEncoder(nn.Module):

@@ -76,6 +76,7 @@ LEARNER_PORTS = (5588, 5589)  # agentlace's request and broadcast ports (serl_la
 # the learner's niceness: two worlds with their actors and a learner at nice 0 kept two cores 94 % busy, a world's
 # state went stale past the server's state_timeout and HIL-SERL's actor died on the 503 (docs/scaling.md)
 LEARNER_NICE = 10
+TRAIN_CONFIG_AGENT_ARGS = {"discount"}  # train_rlpd.py gives the agent factory its config's (over --agent's)
 WORLD_TIMEOUT = 180.0  # [s] a first launch builds nothing but loads meshes, DDS and the camera process
 SERVER_GRACE = 10.0  # [s] a training world's server not answering this long (its launch alive): the world restarts
 DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # scripts/run.sh's, not HIL-SERL's
@@ -1873,8 +1874,12 @@ def run_step(args: argparse.Namespace) -> int:
         ("--state-scale", args.state_scale),
     ):
         try:
-            if not isinstance(json.loads(value or "{}"), dict):
+            if not isinstance(given := json.loads(value or "{}"), dict):
                 raise ValueError("not an object")
+            if flag == "--agent" and (taken := sorted(set(given) & TRAIN_CONFIG_AGENT_ARGS)):
+                say(f"\033[1;31mstopped:\033[0m --agent {', '.join(taken)}: train_rlpd.py passes the agent its "
+                    f"TrainConfig's value, which would win: give it with --train-config")  # fmt: skip
+                return 2
         except ValueError as exc:
             say(f"\033[1;31mstopped:\033[0m {flag} {value!r} is no JSON object of names and values ({exc})")
             return 2

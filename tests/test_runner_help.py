@@ -27,3 +27,11 @@ def test_help_names_every_step_and_every_task():
     assert {"ram_insertion", "usb_pickup_insertion", "object_handover", "egg_flip", "ram_insertion_state"} <= set(tasks)
     for task in tasks:
         assert task in flat, task
+
+
+def test_an_agent_value_that_train_rlpd_sets_from_its_config_is_refused_with_the_flag_to_use(tmp_path):
+    """--agent '{"discount": 0.95}' was silently overridden by the TrainConfig's 0.97 (train_rlpd.py passes it)."""
+    ran = subprocess.run([sys.executable, str(ROOT / "scripts" / "hil_serl.py"), "ram_insertion_state", "train",
+                          "--dir", str(tmp_path), "--agent", '{"discount": 0.95}'], capture_output=True, text=True,
+                         timeout=600)  # fmt: skip
+    assert ran.returncode == 2 and "--agent discount" in ran.stdout and "--train-config" in ran.stdout, ran.stdout

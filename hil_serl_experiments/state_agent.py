@@ -72,9 +72,6 @@ def configure(**kwargs) -> None:
     AGENT_KWARGS.clear()
     AGENT_KWARGS.update(kwargs)
     AGENT_KWARGS.update(json.loads(os.environ.get("HIL_SERL_AGENT") or "{}"))
-    if "discount" in AGENT_KWARGS:  # train_rlpd.py passes the factory its TrainConfig's, which would win unseen
-        raise ValueError("the discount is the TrainConfig's (train_rlpd.py passes it): set it there, not as an agent "
-                         "hyperparameter")  # fmt: skip
 
 
 class ProprioEncoder(nn.Module):
@@ -186,6 +183,9 @@ def _state_aware(factory, kind: str):
     """`factory` where there are image keys (its own default encoder), else make_sac_state_agent of `kind`."""
 
     def make(seed, sample_obs, sample_action, image_keys=("image",), encoder_type="", **kwargs):
+        if passed := sorted(set(AGENT_KWARGS) & set(kwargs)):  # the caller's value would win unseen
+            raise ValueError(f"{', '.join(passed)}: the script passes the agent factory its own (train_rlpd.py: the "
+                             "TrainConfig's discount): set it there, not as an agent hyperparameter")  # fmt: skip
         kwargs = {**AGENT_KWARGS, **kwargs}
         if AGENT_KWARGS:
             print(f"[state agent] the experiment's hyperparameters: {AGENT_KWARGS}", flush=True)

@@ -73,10 +73,12 @@ RANDOM_MARK = "RANDOM_ENCODER_WEIGHTS.txt"  # in an experiment directory some of
 LABEL = " [RANDOM ENCODER WEIGHTS, not SERL's ResNet-10]"
 OWN_EXPERIMENTS = ROOT / "hil_serl_experiments"  # this repository's experiments; launch.py runs HIL-SERL's scripts
 LEARNER_PORTS = (5588, 5589)  # agentlace's request and broadcast ports (serl_launcher's make_trainer_config)
-# the learner's niceness: two worlds with their actors and a learner at nice 0 kept two cores 94 % busy, a world's
-# state went stale past the server's state_timeout and HIL-SERL's actor died on the 503 (docs/scaling.md)
+# the learner's niceness: on a shared machine the worlds and actors, which keep the robot's 10 Hz, come first
+# (two worlds, their actors and a learner keep two cores 95 % busy: docs/scaling.md)
 LEARNER_NICE = 10
-TRAIN_CONFIG_AGENT_ARGS = {"discount"}  # train_rlpd.py gives the agent factory its config's (over --agent's)
+# what train_rlpd.py passes the agent factory from its TrainConfig: refused in --agent before anything starts
+# (state_agent's factory refuses any such value when the agent is made)
+TRAIN_CONFIG_AGENT_ARGS = {"discount"}
 WORLD_TIMEOUT = 180.0  # [s] a first launch builds nothing but loads meshes, DDS and the camera process
 SERVER_GRACE = 10.0  # [s] a training world's server not answering this long (its launch alive): the world restarts
 DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # scripts/run.sh's, not HIL-SERL's

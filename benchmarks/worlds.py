@@ -45,6 +45,12 @@ PACE = re.compile(r"\[step period\] pace after \d+ resets: ([\d.]+) env steps/s 
 FAULTS = ("world", "world", "actor", "expert")
 FAULT_PROCESS = {"world": "world launch", "actor": "actor", "expert": "expert"}  # the process killed (its group)
 FAULT_SPACING_S = 180.0
+STEPPING_NOTE = (
+    "stepping_after_s: from the kill to the first of the runner's progress lines (every 2-15 s) whose env step count "
+    "rose above the count of the first line after the restart (what the dead parts left), less evaluation_pause_s "
+    "(the part of an evaluation's pause that came between, from loop.json's pauses); resolution about 1 s plus the "
+    "lines' period"
+)
 
 
 def machine_busy() -> tuple[float, float]:
@@ -171,6 +177,21 @@ def actor_steps_again(step: Watched, since: float) -> float:
     return next(t for t, n, _ in step.progress if t > since and n > left)
 
 
+def wall(monotonic: float) -> float:
+    """time.time() of a time.monotonic() reading (the loop's pauses are in time.time())."""
+    return round(time.time() - (time.monotonic() - monotonic), 1)
+
+
+def without_pauses(injected: list[dict], pauses: list[dict]) -> None:
+    """Each fault's time to the actor stepping again less the evaluations' pauses between (an evaluation that
+    started right after a kill parks the actor, which is not the recovery's time)."""
+    for fault in injected:
+        killed, stepping = fault["wall"]
+        paused = sum(max(0.0, min(stepping, b) - max(killed, a)) for a, b in (p["wall"] for p in pauses))
+        fault["evaluation_pause_s"] = round(paused, 1)
+        fault["stepping_after_s"] = round(fault["stepping_after_s"] - paused, 1)
+
+
 def faults(args) -> dict:
     directory = Path(args.dir or tempfile.mkdtemp(prefix="faults-"))
     log_dir = Path(tempfile.mkdtemp(prefix="faults-logs-"))
@@ -195,8 +216,9 @@ def faults(args) -> dict:
             stepping = actor_steps_again(step, running)
             back, training = round(running - killed, 1), round(stepping - killed, 1)
             injected.append({"part": part, "killed_at_min": round(minute, 2), "back_after_s": back,
-                             "stepping_after_s": training})  # fmt: skip
-            print(f"fault: {part} running again {back} s after it was killed, the actor stepping after {training} s")
+                             "stepping_after_s": training, "wall": [wall(killed), wall(stepping)]})  # fmt: skip
+            print(f"fault: {part} running again {back} s after it was killed, the actor stepping after {training} s "
+                  "(an evaluation's pause included, if one came between)")  # fmt: skip
         code = step.finish(3 * 3600)
     finally:
         if step.popen.poll() is None:
@@ -204,6 +226,7 @@ def faults(args) -> dict:
             step.finish(300)
     updates = [u for _, _, u in step.progress]
     loop = json.loads(sorted((directory / "logs").glob("loop-*/loop.json"))[-1].read_text())
+    without_pauses(injected, loop.get("pauses") or [])
     summary = step.summary("loop")
     record = {
         "experiment": args.task,
@@ -219,6 +242,7 @@ def faults(args) -> dict:
         "loop": {k: loop.get(k) for k in ("minutes", "eval_every_minutes", "minutes_to_goal", "named", "fresh",
                                           "last", "last_fresh", "put_back", "learner_steps_per_s", "machine")},
         "logs": str(log_dir),
+        "stepping_note": STEPPING_NOTE,
     }  # fmt: skip
     out = BENCHMARKS / "learning" / f"{args.task}-faults-{args.seed}.json"
     if not args.no_write:
@@ -256,11 +280,16 @@ def scaling_rows(record: dict) -> list[tuple[str, str]]:
     return rows
 
 
+def paused(fault: dict) -> str:
+    seconds = fault.get("evaluation_pause_s", 0.0)
+    return f" (and {seconds:.0f} s of an evaluation's pause between)" if seconds else ""
+
+
 def fault_rows(record: dict) -> list[tuple[str, str]]:
     from learning_record import interval  # noqa: PLC0415 (scripts/)
 
     rows = [(f"fault {i}: {f['part']} killed at training minute {f['killed_at_min']:.1f}: running again / the actor "
-             "stepping again after", f"{f['back_after_s']:.0f} s / {f['stepping_after_s']:.0f} s")
+             "stepping again after", f"{f['back_after_s']:.0f} s / {f['stepping_after_s']:.0f} s" + paused(f))
             for i, f in enumerate(record["faults"], start=1)]  # fmt: skip
     sent = record["transitions"] or {}
     first, last = record["learner_updates_seen"] or ["-", "-"]

@@ -955,10 +955,14 @@ def markdown_table(rows: list[tuple[str, str]]) -> str:
     return f"| {'figure':<{width}} | value |\n|{'-' * (width + 2)}|-------|\n{table}"
 
 
-def write_section(title: str, command: str, intro: str, rows: list[tuple[str, str]], after: str = "") -> None:
-    """A table of figures as its own section of results.md, replacing the previous one of that title."""
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    section = f"{title} (`{command}`, {stamp})\n\nMachine: {machine()}\n\n{intro}\n\n{markdown_table(rows)}\n{after}"
+def write_section(
+    title: str, command: str, intro: str, rows: list[tuple[str, str]], after: str = "", stamp: str = "", on: str = ""
+) -> None:
+    """A table of figures as its own section of results.md, replacing the previous one of that title; stamped with
+    the time and machine it is written on, or with those of the records it shows (`stamp`, `on`)."""
+    stamp = stamp or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    head = f"{title} (`{command}`, {stamp})\n\nMachine: {on or machine()}"
+    section = f"{head}\n\n{intro}\n\n{markdown_table(rows)}\n{after}"
     old = RESULTS.read_text() if RESULTS.exists() else ""
     start = old.find("\n" + title)
     if start < 0:

@@ -31,6 +31,7 @@ import shutil
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import psutil
@@ -232,6 +233,7 @@ def faults(args) -> dict:
         "experiment": args.task,
         "seed": args.seed,
         "fault_seed": args.fault_seed,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "exit_status": code,
         "faults": injected,
         "restarts": summary.get("restarts") or loop.get("train", {}).get("restarts"),
@@ -333,22 +335,24 @@ def write_tables(args, sections: tuple[str, ...] = ("scaling", "faults")) -> Non
         )
         missing, notes = record.get("not_recorded"), record.get("notes")
         after = (f"\nNot recorded: {missing}\n" if missing else "") + (f"\nNotes: {notes}\n" if notes else "")
-        write_section(SCALING_SECTION, "make bench-worlds", intro, rows, after)
+        stamp = max((run.get("date", "") for run in record["runs"]), default="")
+        write_section(SCALING_SECTION, "make bench-worlds", intro, rows, after, stamp=stamp, on=record["machine"])
     records = [(p.name, json.loads(p.read_text())) for p in sorted((BENCHMARKS / "learning").glob("*-faults-*.json"))]
     if "faults" in sections and records:  # one section for every fault run (a section per run would keep only the last)
-        several = len(records) > 1
-        rows = [(f"{name}: {figure}" if several else figure, value) for name, r in records for figure, value in
-                fault_rows(r)]  # fmt: skip
+        label = {name: f"seed {r['seed']}, fault seed {r['fault_seed']}" for name, r in records}
+        rows = [(f"{label[name]}: {figure}", value) for name, r in records for figure, value in fault_rows(r)]
         print(markdown_table(rows))
-        name, record = records[0]
+        first = records[0][1]
         intro = (
-            f"`scripts/hil_serl.py {record['experiment']} loop --minutes {record['loop']['minutes']:g} --seed "
-            f"{record['seed']}` with the world killed twice, the actor once and the expert once (SIGKILL, random "
-            f"times, fault seed {record['fault_seed']}); the supervisor restarts each (records: "
-            f"{', '.join(f'benchmarks/learning/{n}' for n, _ in records)}). Fault-free runs of the same loop: "
-            f"{fault_free(record['experiment'])}."
+            f"`scripts/hil_serl.py {first['experiment']} loop --minutes {first['loop']['minutes']:g} --seed S` with "
+            "the world killed twice, the actor once and the expert once (SIGKILL, random times from the fault seed); "
+            f"the supervisor restarts each (records: {', '.join(f'benchmarks/learning/{n}' for n, _ in records)}). "
+            f"Fault-free runs of the same loop: {fault_free(first['experiment'])}."
         )
-        write_section(FAULTS_SECTION, "make bench-worlds ARGS=--faults", intro, rows)
+        on = "; ".join(f"{label[n]}: {r['loop']['machine']['cpu']}, {r['loop']['machine']['cores']} cores"
+                       for n, r in records)  # fmt: skip
+        stamp = ", ".join(r.get("date", "-") for _, r in records)
+        write_section(FAULTS_SECTION, "make bench-worlds ARGS=--faults", intro, rows, stamp=stamp, on=on)
 
 
 def main() -> int:

@@ -9,9 +9,11 @@ import random
 import sys
 from pathlib import Path
 
+_path = list(sys.path)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-
 import worlds  # noqa: E402
+
+sys.path[:] = _path  # worlds puts benchmarks/ and scripts/ first: the other tests' modules of the same names win
 
 
 def test_the_faults_come_apart_inside_the_training_and_each_part_as_often_as_planned():

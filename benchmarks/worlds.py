@@ -32,7 +32,6 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import psutil
@@ -154,7 +153,7 @@ def scaling(args) -> dict:
     runs = []
     for n in args.worlds:
         runs.append(scaling_run(args.task, directory, n, args.minutes, log_dir, args.learner_nice))
-        runs[-1]["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        runs[-1]["date"] = utc_now()
         print(json.dumps(runs[-1]), flush=True)
         time.sleep(20.0)  # the worlds' ports free again
     record = {"task": args.task, "machine": machine(), "runs": runs}
@@ -190,6 +189,11 @@ def actor_steps_again(step: Watched, since: float) -> float:
     return next(t for t, n, _ in step.progress if t > since and n > left)
 
 
+def utc_now() -> str:
+    """A record's date, as results.md stamps its sections."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+
 def wall(monotonic: float) -> float:
     """time.time() of a time.monotonic() reading (the loop's pauses are in time.time())."""
     return round(time.time() - (time.monotonic() - monotonic), 1)
@@ -200,9 +204,9 @@ def without_pauses(injected: list[dict], pauses: list[dict]) -> None:
     started right after a kill parks the actor, which is not the recovery's time)."""
     for fault in injected:
         killed, stepping = fault["wall"]
-        paused = sum(max(0.0, min(stepping, b) - max(killed, a)) for a, b in (p["wall"] for p in pauses))
-        fault["evaluation_pause_s"] = round(paused, 1)
-        fault["stepping_after_s"] = round(fault["stepping_after_s"] - paused, 1)
+        seconds = sum(max(0.0, min(stepping, b) - max(killed, a)) for a, b in (p["wall"] for p in pauses))
+        fault["evaluation_pause_s"] = round(seconds, 1)
+        fault["stepping_after_s"] = round(fault["stepping_after_s"] - seconds, 1)
 
 
 def faults(args) -> dict:
@@ -245,7 +249,7 @@ def faults(args) -> dict:
         "experiment": args.task,
         "seed": args.seed,
         "fault_seed": args.fault_seed,
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": utc_now(),
         "exit_status": code,
         "faults": injected,
         "restarts": summary.get("restarts") or loop.get("train", {}).get("restarts"),

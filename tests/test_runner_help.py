@@ -3,17 +3,14 @@ HIL-SERL environment needed)."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import hil_serl as tests_hil_serl  # the tests' module of that name
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))  # for the runner's learning_record
-# loaded under a name of its own: tests/hil_serl.py is the tests' module of that name
-_spec = importlib.util.spec_from_file_location("hil_serl_runner", ROOT / "scripts" / "hil_serl.py")
-hil_serl = sys.modules["hil_serl_runner"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(hil_serl)
+hil_serl = tests_hil_serl.runner()  # scripts/hil_serl.py
 
 
 def test_help_names_every_step_and_every_task():

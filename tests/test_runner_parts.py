@@ -14,23 +14,18 @@ before each answer), the only route the prompt needs."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from types import SimpleNamespace
 
+import hil_serl
 from hil_serl import CHECKOUT
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-_spec = importlib.util.spec_from_file_location("hil_serl_runner", ROOT / "scripts" / "hil_serl.py")
-runner = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses look it up
-_spec.loader.exec_module(runner)
+runner = hil_serl.runner()
 
 ROUNDS = 150
 TWO_ARMS = f"""

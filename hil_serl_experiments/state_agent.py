@@ -29,6 +29,13 @@ state agent, `temperature_init` and SACAgent.create's own arguments; every value
 creation. $HIL_SERL_AGENT (JSON, `scripts/hil_serl.py --agent`) overrides them for one run (an ablation), as
 $HIL_SERL_TRAIN_CONFIG (`--train-config`) overrides the TrainConfig's own attributes (checkpoint_period,
 batch_size, cta_ratio, ...: `override`).
+
+`grasp_critic_ensemble_size` (an agent hyperparameter, default 1: HIL-SERL's grasp critic as it is) gives a hybrid
+agent that many independent grasp critics (`ClippedGraspCritic`): its target takes their minimum at the action
+their mean picks, as SAC's critics take the minimum of two; the gripper acts on their mean. HIL-SERL's one DQN
+network with a double-Q target overestimated on every usb_pickup_insertion_state and object_handover_state run
+(docs/learning.md); `grasp_critic_loss_fn` is written to be overridden by a subclass ("classes that inherit this
+class can change this function"), and that is all this changes.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from functools import partial
 
 import flax.linen as nn
 import jax
+import jax.numpy as jnp
 from serl_launcher.agents.continuous.sac import SACAgent
 from serl_launcher.agents.continuous.sac_hybrid_dual import SACAgentHybridDualArm
 from serl_launcher.agents.continuous.sac_hybrid_single import SACAgentHybridSingleArm
@@ -87,6 +95,49 @@ class ProprioEncoder(nn.Module):
         return nn.tanh(nn.LayerNorm()(state))
 
 
+class ClippedGraspCritic:
+    """A hybrid agent's grasp critic as an ensemble (its module `ensemblize`d: the grasp critic's outputs are
+    (members, batch, choices)): the gripper's choice and the target's next choice are the argmax of the members'
+    mean, the target the members' minimum there (clipped double Q), each member fitted to it; the loss's figures
+    are HIL-SERL's (grasp_critic_loss, predicted_grasp_qs, target_grasp_qs, grasp_rewards). Mixed in before
+    SACAgentHybridSingleArm or SACAgentHybridDualArm."""
+
+    def grasp_qs(self, observations, rng, *, grad_params=None, train: bool = True):
+        """Each member's values of the grasp choices: (members, batch, choices)."""
+        return super().forward_grasp_critic(observations, rng, grad_params=grad_params, train=train)
+
+    def forward_grasp_critic(self, observations, rng, *, grad_params=None, train: bool = True):
+        """The members' mean (what `sample_actions` takes the argmax of)."""
+        return self.grasp_qs(observations, rng, grad_params=grad_params, train=train).mean(axis=0)
+
+    def grasp_choice(self, actions):
+        """The grasp choice of each env action, as the class's own loss reads it (0 <= choice < choices)."""
+        grippers = jnp.round(actions[..., self.GRIPPERS]).astype(jnp.int32) + 1  # -1, 0, 1 -> 0, 1, 2
+        return (grippers * 3 ** jnp.arange(len(self.GRIPPERS))[::-1]).sum(axis=-1)  # dual: first gripper * 3 + second
+
+    def grasp_critic_loss_fn(self, batch, params, rng):
+        rows = jnp.arange(batch["rewards"].shape[0])
+        best_next = self.forward_grasp_critic(batch["next_observations"], rng=rng).argmax(axis=-1)
+        target_next = self.grasp_qs(batch["next_observations"], rng, grad_params=self.state.target_params)
+        grasp_rewards = batch["rewards"] + batch["grasp_penalty"]
+        target = grasp_rewards + self.config["discount"] * batch["masks"] * target_next[:, rows, best_next].min(axis=0)
+        predicted = self.grasp_qs(batch["observations"], rng, grad_params=params)[:, rows, self.grasp_choice(
+            batch["actions"])]  # fmt: skip
+        loss = jnp.mean((predicted - jax.lax.stop_gradient(target)) ** 2)
+        return loss, {"grasp_critic_loss": loss, "predicted_grasp_qs": predicted.mean(),
+                      "target_grasp_qs": target.mean(), "grasp_rewards": grasp_rewards.mean()}  # fmt: skip
+
+
+class ClippedGraspSingleArm(ClippedGraspCritic, SACAgentHybridSingleArm):
+    GRIPPERS = [-1]  # the action's last value
+
+
+class ClippedGraspDualArm(ClippedGraspCritic, SACAgentHybridDualArm):
+    GRIPPERS = [6, 13]  # each arm's seventh value
+
+
+CLIPPED_GRASP = {SACAgentHybridSingleArm: ClippedGraspSingleArm, SACAgentHybridDualArm: ClippedGraspDualArm}
+
 # train_rlpd.py's setup modes and the serl_launcher.utils.launcher factory it calls for each
 SETUP_MODES = {
     "single-arm-fixed-gripper": "make_sac_pixel_agent",
@@ -118,13 +169,17 @@ def make_sac_state_agent(
     target_entropy=None,
     temperature_init=1e-2,
     critic_ensemble_size=2,
+    grasp_critic_ensemble_size=1,
     kind="make_sac_pixel_agent",
     **create_kwargs,
 ):
     """The agent of HIL-SERL's factory `kind` (AGENT_KINDS): its networks, optimizers, temperature and discount,
-    on the state alone; `critic_ensemble_size` critics (the factories' 2), `create_kwargs` to the class's `create`
-    (its optimizers' learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
+    on the state alone; `critic_ensemble_size` critics (the factories' 2), `grasp_critic_ensemble_size` grasp
+    critics (1: HIL-SERL's; more: ClippedGraspCritic), `create_kwargs` to the class's `create` (its optimizers'
+    learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
+    if grasp_critic_ensemble_size != 1 and not grasp_outputs:
+        raise ValueError(f"grasp_critic_ensemble_size: {agent_class.__name__} has no grasp critic")
     encoder = ProprioEncoder(name="encoder")
     network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256]}
     critic_backbone = ensemblize(partial(MLP, **network, activate_final=True), critic_ensemble_size)(
@@ -147,9 +202,11 @@ def make_sac_state_agent(
         ),
     }
     if grasp_outputs:  # create_pixels' grasp critic: the factory's network, without a final activation
-        networks["grasp_critic_def"] = GraspCritic(
-            encoder=encoder, network=MLP(**network), output_dim=grasp_outputs, name="grasp_critic"
-        )
+        grasp_critic = partial(GraspCritic, encoder=encoder, network=MLP(**network), output_dim=grasp_outputs)
+        if grasp_critic_ensemble_size > 1:  # each member its own encoder, network and output layer
+            grasp_critic = ensemblize(grasp_critic, grasp_critic_ensemble_size)
+            agent_class = CLIPPED_GRASP[agent_class]
+        networks["grasp_critic_def"] = grasp_critic(name="grasp_critic")
     return agent_class.create(
         jax.random.PRNGKey(seed),
         sample_obs,

@@ -122,20 +122,22 @@ print("@@ " + json.dumps(report), flush=True)
 """
 
 
-def learn_a_little(tmp_path: Path, world: str, experiment: str, probe: bool = False) -> tuple[dict, dict]:
+def learn_a_little(tmp_path: Path, world: str, experiment: str, probe: bool = False, agent: str = "") -> tuple[dict, dict]:
     """ENV_AND_AGENT for `experiment` on a launched `world` without cameras, then the evaluation of the checkpoint it
     saved (2 episodes): its report, and the evaluation's summary (with `probe`, the probe step's record of the
-    agent trained offline on the transitions it kept, under "probe")."""
+    agent trained offline on the transitions it kept, under "probe"); `agent`: the run's --agent (JSON)."""
     saved = tmp_path / "first_run"
     with task_world(world, NO_CAMERAS) as (clients, _):
         urls = [robot.url for robot in clients.values()]
         code, output = hil_serl.run(["-c", ENV_AND_AGENT, str(OWN), str(saved), experiment],
-                                    env=hil_serl.sim_devices(urls), timeout=300, stdin="\n" * 20)  # fmt: skip
+                                    env={**hil_serl.sim_devices(urls), "HIL_SERL_AGENT": agent}, timeout=300,
+                                    stdin="\n" * 20)  # fmt: skip
         assert code == 0, output
-        flags = ("--checkpoint-path", str(saved), "--eval-steps", "300", "--episodes", "2", "--dir", str(tmp_path))
+        flags = ("--checkpoint-path", str(saved), "--eval-steps", "300", "--episodes", "2", "--dir", str(tmp_path),
+                 *(("--agent", agent) if agent else ()))  # fmt: skip
         evaluated = runner(urls, experiment, "evaluate", "--policy", "checkpoint", *flags, timeout=420)
         if probe:  # the critic probe step on what the transitions' run kept, in HIL-SERL's environment, no world
-            probed = runner(urls, experiment, "probe", *flags[:2], "--dir", str(tmp_path), "--steps", "4", timeout=300)
+            probed = runner(urls, experiment, "probe", *flags[:2], *flags[6:], "--steps", "4", timeout=300)
     report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
     # the checkpoint restored, acting alone, scored by the ground truth
     (run,) = evaluated["evaluation"]
@@ -208,8 +210,11 @@ def test_the_two_arm_config_gives_the_bars_privileged_pose_and_the_dual_hybrid_a
     """object_handover_state: HandOffEnv per arm inside DualFrankaEnv (each reset's "Press Enter to continue..."
     answered), both arms' proprioception and the bar's pose from the ground truth under a key that says it is
     privileged, GripperPenaltyWrapper's penalties for either gripper, and train_rlpd.py's `dual-arm-learned-gripper`
-    agent (SAC for the arms, the grasp critic for both grippers) updating all its networks on real transitions."""
-    report, run = learn_a_little(tmp_path, "object_handover", "object_handover_state")
+    agent (SAC for the arms, the grasp critic for both grippers) updating all its networks on real transitions;
+    here with two grasp critics (state_agent.ClippedGraspCritic, as its runs since run 4 train it), restored from
+    their checkpoint by the evaluation."""
+    report, run = learn_a_little(tmp_path, "object_handover", "object_handover_state",
+                                 agent='{"grasp_critic_ensemble_size": 2}')  # fmt: skip
     sizes = {"left/gripper_pose": [1], "left/tcp_pose": [6], "left/tcp_vel": [6], "right/gripper_pose": [1],
              "right/tcp_pose": [6], "right/tcp_vel": [6], "world/privileged_bar_pose": [6]}  # fmt: skip
     assert report["proprio"] == sizes and list(report["proprio"]) == list(sizes), report["proprio"]  # sorted
@@ -225,7 +230,7 @@ def test_the_two_arm_config_gives_the_bars_privileged_pose_and_the_dual_hybrid_a
     assert abs(bar[0]) < 10 and abs(bar[1] - 10) < 10 and abs(bar[2] + 110) < 10, bar
     assert all(reward == 0 and not succeed for reward, succeed in report["rewards"])
     assert -0.02 in report["penalties"] and set(report["penalties"]) <= {0.0, -0.02, -0.04}, report["penalties"]
-    assert report["agent"] == "SACAgentHybridDualArm" and report["finite"], report
+    assert report["agent"] == "ClippedGraspDualArm" and report["finite"], report
     networks = ["modules_actor", "modules_critic", "modules_grasp_critic", "modules_temperature"]
     assert report["changed_networks"] == networks, report
     action = report["policy_action"]

@@ -122,7 +122,9 @@ print("@@ " + json.dumps(report), flush=True)
 """
 
 
-def learn_a_little(tmp_path: Path, world: str, experiment: str, probe: bool = False, agent: str = "") -> tuple[dict, dict]:
+def learn_a_little(
+    tmp_path: Path, world: str, experiment: str, probe: bool = False, agent: str = ""
+) -> tuple[dict, dict]:
     """ENV_AND_AGENT for `experiment` on a launched `world` without cameras, then the evaluation of the checkpoint it
     saved (2 episodes): its report, and the evaluation's summary (with `probe`, the probe step's record of the
     agent trained offline on the transitions it kept, under "probe"); `agent`: the run's --agent (JSON)."""

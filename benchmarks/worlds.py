@@ -23,7 +23,6 @@ as a section of benchmarks/results.md (`--table`: both sections again from the c
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import json
 import random
@@ -37,17 +36,8 @@ from pathlib import Path
 import psutil
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent / "scripts")]
+from runner_module import runner  # noqa: E402 (scripts/hil_serl.py as a module)
 from watched import ROOT, Watched  # noqa: E402
-
-
-def runner():
-    """scripts/hil_serl.py, loaded under a name of its own: tests/hil_serl.py is the tests' module named hil_serl."""
-    if "hil_serl_runner" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("hil_serl_runner", ROOT / "scripts" / "hil_serl.py")
-        sys.modules["hil_serl_runner"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules["hil_serl_runner"])
-    return sys.modules["hil_serl_runner"]
-
 
 LEARNER_NICE = runner().LEARNER_NICE  # the runner's default
 

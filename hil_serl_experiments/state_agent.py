@@ -178,6 +178,8 @@ def make_sac_state_agent(
     critics (1: HIL-SERL's; more: ClippedGraspCritic), `create_kwargs` to the class's `create` (its optimizers'
     learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
+    if grasp_critic_ensemble_size < 1:
+        raise ValueError(f"grasp_critic_ensemble_size {grasp_critic_ensemble_size}: at least 1 grasp critic")
     if grasp_critic_ensemble_size != 1 and not grasp_outputs:
         raise ValueError(f"grasp_critic_ensemble_size: {agent_class.__name__} has no grasp critic")
     encoder = ProprioEncoder(name="encoder")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import importlib.util
 import json
 import os
 import select
@@ -23,23 +22,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+from runner_module import runner  # noqa: E402, F401  (scripts/hil_serl.py as a module, for the tests)
 from terminal import type_line  # noqa: E402  (scripts/: one place for what the runner and the tests type)
 
 CHECKOUT = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")
-RUNNER = "hil_serl_runner"  # scripts/hil_serl.py's module name in the tests: this module is the tests' hil_serl
 EXAMPLES = CHECKOUT / "examples"  # the directory HIL-SERL's scripts are run from
 BUILD_TIMEOUT = 1200.0  # [s] a first build installs about 2 GB (about a minute here)
 # the mark of a test that may build the environment on first use (pytest.ini's 300 s would cut the build short)
 may_build = pytest.mark.timeout(BUILD_TIMEOUT + 300)
-
-
-def runner():
-    """scripts/hil_serl.py as a module, loaded once (its dataclasses look the module up by its name)."""
-    if RUNNER not in sys.modules:
-        spec = importlib.util.spec_from_file_location(RUNNER, ROOT / "scripts" / "hil_serl.py")
-        sys.modules[RUNNER] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[RUNNER])
-    return sys.modules[RUNNER]
 
 
 @functools.cache

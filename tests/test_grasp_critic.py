@@ -6,8 +6,8 @@ agents learning from a launched world's transitions, this critic included, are t
 - The loss's target is the members' minimum at the choice their mean ranks first (clipped double Q), computed here
   from the networks' raw outputs; each member is fitted to it at the choice the batch's action made (the dual
   agent: the first gripper's choice * 3 + the second's, as HIL-SERL's SACAgentHybridDualArm reads it).
-- The gripper acts on the members' mean; updates stay finite; one member keeps HIL-SERL's class as it is, and an
-  agent without a grasp critic refuses the hyperparameter.
+- The gripper acts on the members' mean; updates stay finite; one member keeps HIL-SERL's class as it is; an
+  agent without a grasp critic refuses the hyperparameter, and no agent takes fewer than one grasp critic.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import hil_serl
 CHECK = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import jax, jax.numpy as jnp, numpy as np
+import jax, numpy as np
 from flax.core import frozen_dict
 import state_agent
 
@@ -61,12 +61,13 @@ for kind, dim, grippers in (("make_sac_pixel_agent_hybrid_single_arm", 25, [6]),
     obs = jax.device_put({"state": rng.normal(size=(1, dim)).astype(np.float32)})
     acted = np.asarray(agent.sample_actions(observations=obs, seed=jax.random.PRNGKey(1)))
     mean_best = raw(agent.state.params, obs).mean(axis=0).argmax(axis=-1)
-    try:
-        state_agent.make_sac_state_agent(0, sample, np.zeros(size - len(grippers), np.float32),
-                                         grasp_critic_ensemble_size=2)
-        refused = ""
-    except ValueError as error:
-        refused = str(error)
+    refused = []
+    for wrong in ({"grasp_critic_ensemble_size": 2}, {"kind": kind, "grasp_critic_ensemble_size": 0}):
+        try:  # an agent without a grasp critic (the plain SACAgent's action), no grasp critic at all
+            state_agent.make_sac_state_agent(0, sample, np.zeros(size - len(grippers), np.float32), **wrong)
+            refused.append("")
+        except ValueError as error:
+            refused.append(str(error))
     report[kind] = {
         "classes": [type(one).__name__, type(agent).__name__],
         "members": sorted({leaf.shape[0] for leaf in members}),
@@ -101,4 +102,4 @@ def test_the_grasp_critic_ensemble_takes_its_members_minimum_at_their_means_choi
             computed, by_hand = checked[name]
             assert abs(computed - by_hand) < 1e-4 * max(1.0, abs(by_hand)), (name, checked)
         assert checked["finite"] and checked["acted"] == checked["mean_best"], checked
-        assert "has no grasp critic" in checked["refused"], checked
+        assert "has no grasp critic" in checked["refused"][0] and "at least 1" in checked["refused"][1], checked

@@ -39,7 +39,7 @@ from rclpy.parameter_client import AsyncParameterClient
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 from harness import launch_sim, wait_until, world_on_free_ports  # noqa: E402
-from run import machine, write_section  # noqa: E402
+from run import machine, utc_stamp, write_section  # noqa: E402
 from test_bad_input import BAD_BODIES  # noqa: E402
 from test_routes import client  # noqa: E402
 
@@ -214,7 +214,7 @@ def main() -> int:
     fivexx = len(fuzz.failures)
     record = {
         "machine": machine(),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "date": utc_stamp(),
         "seed": args.seed,
         "requests": total,
         "seconds": round(seconds, 1),

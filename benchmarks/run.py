@@ -828,6 +828,11 @@ def task_rows(name: str, run: dict, divisor: int, f) -> list[tuple[str, str]]:
     return rows
 
 
+def utc_stamp() -> str:
+    """When a record or a section of results.md was written, as they are all stamped."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def machine() -> str:
     cpu = platform.processor() or "unknown CPU"
     try:
@@ -960,7 +965,7 @@ def write_section(
 ) -> None:
     """A table of figures as its own section of results.md, replacing the previous one of that title; stamped with
     the time and machine it is written on, or with those of the records it shows (`stamp`, `on`)."""
-    stamp = stamp or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = stamp or utc_stamp()
     head = f"{title} (`{command}`, {stamp})\n\nMachine: {on or machine()}"
     section = f"{head}\n\n{intro}\n\n{markdown_table(rows)}\n{after}"
     old = RESULTS.read_text() if RESULTS.exists() else ""
@@ -1193,7 +1198,7 @@ def main() -> int:
         print(f"the {name} world with all its cameras read by a client ...", flush=True)
         run = product_task(name, max(args.seconds, 5.0), args.task_divisor, tuple(args.launch_args))
         rows += task_rows(name, run, args.task_divisor, f)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = utc_stamp()
     text = f"# Benchmark results\n\n`make bench`, {stamp}\n\nMachine: {machine()}\n\n{markdown_table(rows)}\n"
     print("\n" + text)
     partial = args.observation_only or args.cameras_only or args.no_cameras or set(args.tasks) != set(TASKS)

@@ -135,7 +135,7 @@ def scaling_run(task: str, directory: Path, worlds: int, minutes: float, log_dir
 
 
 def scaling(args) -> dict:
-    from run import machine  # noqa: PLC0415 (its imports are heavy: only for what it writes)
+    from run import machine, utc_stamp  # noqa: PLC0415 (its imports are heavy: only for what it writes)
 
     directory = Path(args.dir or tempfile.mkdtemp(prefix="worlds-"))
     log_dir = Path(tempfile.mkdtemp(prefix="worlds-logs-"))
@@ -143,7 +143,7 @@ def scaling(args) -> dict:
     runs = []
     for n in args.worlds:
         runs.append(scaling_run(args.task, directory, n, args.minutes, log_dir, args.learner_nice))
-        runs[-1]["date"] = utc_now()
+        runs[-1]["date"] = utc_stamp()
         print(json.dumps(runs[-1]), flush=True)
         time.sleep(20.0)  # the worlds' ports free again
     record = {"task": args.task, "machine": machine(), "runs": runs}
@@ -179,11 +179,6 @@ def actor_steps_again(step: Watched, since: float) -> float:
     return next(t for t, n, _ in step.progress if t > since and n > left)
 
 
-def utc_now() -> str:
-    """A record's date, as results.md stamps its sections."""
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-
-
 def wall(monotonic: float) -> float:
     """time.time() of a time.monotonic() reading (the loop's pauses are in time.time())."""
     return round(time.time() - (time.monotonic() - monotonic), 1)
@@ -200,6 +195,8 @@ def without_pauses(injected: list[dict], pauses: list[dict]) -> None:
 
 
 def faults(args) -> dict:
+    from run import utc_stamp  # noqa: PLC0415 (its imports are heavy: only for what it writes)
+
     directory = Path(args.dir or tempfile.mkdtemp(prefix="faults-"))
     log_dir = Path(tempfile.mkdtemp(prefix="faults-logs-"))
     rng = random.Random(args.fault_seed)
@@ -239,7 +236,7 @@ def faults(args) -> dict:
         "experiment": args.task,
         "seed": args.seed,
         "fault_seed": args.fault_seed,
-        "date": utc_now(),
+        "date": utc_stamp(),
         "exit_status": code,
         "faults": injected,
         "restarts": summary.get("restarts") or loop.get("train", {}).get("restarts"),

@@ -36,12 +36,17 @@ their mean picks, as SAC's critics take the minimum of two; the gripper acts on 
 network with a double-Q target overestimated on every usb_pickup_insertion_state and object_handover_state run
 (docs/learning.md); `grasp_critic_loss_fn` is written to be overridden by a subclass ("classes that inherit this
 class can change this function"), and that is all this changes.
+
+`pace` holds train_rlpd.py's learner to at most N critic updates per transition the actors send (the TrainConfig's
+`max_updates_per_transition`; None, the default: as fast as it can, as train_rlpd.py's learner runs): the state
+store's online buffer waits before a batch while the learner is ahead.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from functools import partial
 
 import flax.linen as nn
@@ -225,16 +230,49 @@ def make_sac_state_agent(
     )
 
 
+# the learner's pace (`pace`): at most `updates` batches drawn from the online buffer per transition put in it
+PACE: dict = {"updates": None, "online": None}
+
+
+def pace(updates_per_transition: float | None) -> None:
+    """Let the learner draw at most `updates_per_transition` batches (critic updates: train_rlpd.py draws one from
+    each buffer per update, `cta_ratio` per learner step) from its online buffer per transition the actors put in
+    it, waiting for more when it is ahead; None: as fast as it can, as train_rlpd.py's learner runs. The online
+    buffer is the first buffer made from now on in this process: train_rlpd.py's learner makes it before the demo
+    buffer, whose draws follow the online one's (one of each per update)."""
+    if updates_per_transition is not None and not updates_per_transition > 0:
+        raise ValueError(f"max_updates_per_transition {updates_per_transition}: a positive number, or None")
+    PACE.update(updates=updates_per_transition, online=None)
+
+
 class StateReplayBufferDataStore(ReplayBufferDataStore):
-    """serl_launcher's plain replay buffer data store, taking MemoryEfficientReplayBufferDataStore's arguments."""
+    """serl_launcher's plain replay buffer data store, taking MemoryEfficientReplayBufferDataStore's arguments; the
+    online buffer paced (`pace`)."""
 
     def __init__(self, observation_space, action_space, capacity, include_grasp_penalty=False, **_):
         super().__init__(observation_space, action_space, capacity)
         if include_grasp_penalty:  # ReplayBufferDataStore does not pass it on: the buffer again, with it
             ReplayBuffer.__init__(self, observation_space, action_space, capacity, include_grasp_penalty=True)
+        self.inserted = self.drawn = 0
+        self.more = threading.Condition()
+        if PACE["updates"] is not None and PACE["online"] is None:
+            PACE["online"] = self
+            print(f"[state agent] the learner draws at most {PACE['updates']} batches per online transition",
+                  flush=True)  # fmt: skip
+
+    def insert(self, *args, **kwargs):
+        super().insert(*args, **kwargs)
+        with self.more:
+            self.inserted += 1
+            self.more.notify_all()
 
     def sample(self, *args, pack_obs_and_next_obs: bool = False, **kwargs):
-        """Each observation and next observation is stored whole: nothing to pack."""
+        """A batch (each observation and next observation is stored whole: nothing to pack); the online buffer's
+        training batches wait while the learner is ahead of its pace (a download by index does not)."""
+        if PACE["online"] is self and "indx" not in kwargs:
+            with self.more:
+                self.more.wait_for(lambda: self.drawn < PACE["updates"] * self.inserted)
+                self.drawn += 1
         return super().sample(*args, **kwargs)
 
 

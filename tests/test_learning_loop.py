@@ -12,6 +12,7 @@ What it must hold to (issue: learning a user can rely on), each read from the ru
 - the named checkpoint is the one the selection episodes choose, and its fresh episodes are counted with an
   interval;
 - the expert's patience counts from each episode's first step;
+- the learner paced (`max_updates_per_transition`) draws no more batches than its pace allows;
 - nothing is left running.
 
 Slow (marked `slow`, about 6 minutes on the 2-core machine); `make test` runs it.
@@ -34,6 +35,7 @@ import learning_record  # noqa: E402
 
 pytestmark = pytest.mark.slow
 PATIENCE = 3.0
+PACE = 4  # the learner's batches per online transition at most (state_agent.pace): 2 learner steps (cta_ratio 2)
 
 
 @pytest.mark.timeout(900)
@@ -41,7 +43,7 @@ def test_the_loop_evaluates_while_training_and_names_a_checkpoint_confirmed_on_f
     url = f"http://127.0.0.2:{free_port()}"  # a world of the loop's own, beside any other
     flags = ["loop", "--demos", "2", "--minutes", "2.5", "--eval-every", "0.7", "--select-episodes", "2",
              "--fresh-episodes", "2", "--mode-episodes", "1", "--goal", "0.9", "--patience", str(PATIENCE),
-             "--train-config", '{"checkpoint_period": 200}']  # fmt: skip
+             "--train-config", json.dumps({"checkpoint_period": 200, "max_updates_per_transition": PACE})]  # fmt: skip
     runner = Runner(tmp_path, *flags, env={"FRANKA_SIM_URL": url}, task="ram_insertion_state")
     assert runner.finish(840) == 0, runner.output
     assert runner.left_running() == []
@@ -61,6 +63,12 @@ def test_the_loop_evaluates_while_training_and_names_a_checkpoint_confirmed_on_f
         after = [s for t, s in steps if t > end + 1.0]
         if before and after:
             assert max(after) > max(before), pause
+
+    # paced: the learner's updates (cta_ratio batches from the online buffer each) within PACE batches of each
+    # transition the actor sent to the online buffer (the iterator draws 2 batches ahead)
+    online = sum(n["received"] for name, n in record["train"]["transitions"]["by_name"].items()
+                 if name.startswith("actor_env@"))  # fmt: skip
+    assert 0 < record["train"]["learner_updates"] * 2 <= PACE * online + 2, (record["train"], online)
 
     # the policy alone: no SpaceMouse wrapper, no expert running, in every evaluation
     outputs = sorted(logs.glob("select-*.json")) + sorted(logs.glob("fresh-*.json")) + sorted(logs.glob("mode-*.json"))

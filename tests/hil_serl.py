@@ -365,3 +365,16 @@ def run(
     if process.returncode != 0:
         print(f"{args} in HIL-SERL's environment exited with {process.returncode}; its output:\n{output}")
     return process.returncode, output
+
+
+def reported(output: str) -> dict:
+    """What a snippet run in HIL-SERL's environment reported: the JSON it printed after "@@ " on one line."""
+    return json.loads(output.split("@@ ", 1)[1].splitlines()[0])
+
+
+def check(snippet: str, timeout: float) -> dict:
+    """A snippet of agent code run in HIL-SERL's environment with this repository's hil_serl_experiments/ as its
+    argv[1] (no world): its report, once it exited with 0."""
+    code, output = run(["-c", snippet, str(ROOT / "hil_serl_experiments")], timeout=timeout)
+    assert code == 0, output
+    return reported(output)

@@ -3,8 +3,6 @@ read from its configs, unaltered, in its environment (tests/hil_serl.py)."""
 
 from __future__ import annotations
 
-import json
-
 import hil_serl
 import numpy as np
 from example_configs import RAM_INSERTION, USB_PICKUP_INSERTION
@@ -25,7 +23,7 @@ def test_the_values_the_tests_aim_with_are_hil_serls():
         env = {f"FRANKA_SIM_{d}": "1" for d in ("CAMERAS", "SPACEMOUSE", "KEYS")}
         code, output = hil_serl.run(READ.format(name=name, keys=KEYS), env=env, cwd=hil_serl.EXAMPLES)
         assert code == 0, output
-        theirs = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
+        theirs = hil_serl.reported(output)
         for ours_value, key in (
             (ours.target_pose, "TARGET_POSE"),
             (ours.reset_pose, "RESET_POSE"),

@@ -12,8 +12,6 @@ agents learning from a launched world's transitions, this critic included, are t
 
 from __future__ import annotations
 
-import json
-
 import hil_serl
 
 CHECK = r"""
@@ -87,9 +85,7 @@ print("@@ " + json.dumps(report), flush=True)
 
 @hil_serl.may_build
 def test_the_grasp_critic_ensemble_takes_its_members_minimum_at_their_means_choice():
-    code, output = hil_serl.run(["-c", CHECK, str(hil_serl.ROOT / "hil_serl_experiments")], timeout=600)
-    assert code == 0, output
-    report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
+    report = hil_serl.check(CHECK, timeout=600)
     for kind, hil_serls, ours, choices in (
         ("make_sac_pixel_agent_hybrid_single_arm", "SACAgentHybridSingleArm", "ClippedGraspSingleArm", 3),
         ("make_sac_pixel_agent_hybrid_dual_arm", "SACAgentHybridDualArm", "ClippedGraspDualArm", 9),

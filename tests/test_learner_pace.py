@@ -12,8 +12,6 @@ tests/test_learning_loop.py's).
 
 from __future__ import annotations
 
-import json
-
 import hil_serl
 
 CHECK = r"""
@@ -66,9 +64,7 @@ print("@@ " + json.dumps(report), flush=True)
 
 @hil_serl.may_build
 def test_the_online_buffer_gives_the_learner_at_most_its_pace_and_the_demo_buffer_never_waits():
-    code, output = hil_serl.run(["-c", CHECK, str(hil_serl.ROOT / "hil_serl_experiments")], timeout=300)
-    assert code == 0, output
-    report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
+    report = hil_serl.check(CHECK, timeout=300)
     assert len(report["refused"]) == 3 and all("a positive number" in r for r in report["refused"]), report
     assert report["seventh_waits"] and report["then_drawn"], report
     assert report["eighth_at_once"] and report["ninth_waits"], report  # 4 transitions: 8 batches, the ninth waits

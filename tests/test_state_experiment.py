@@ -140,7 +140,7 @@ def learn_a_little(
         evaluated = runner(urls, experiment, "evaluate", "--policy", "checkpoint", *flags, timeout=420)
         if probe:  # the critic probe step on what the transitions' run kept, in HIL-SERL's environment, no world
             probed = runner(urls, experiment, "probe", *flags[:2], *flags[6:], "--steps", "4", timeout=300)
-    report = json.loads(output.split("@@ ", 1)[1].splitlines()[0])
+    report = hil_serl.reported(output)
     # the checkpoint restored, acting alone, scored by the ground truth
     (run,) = evaluated["evaluation"]
     assert run["step"] == 300 and len(run["episodes"]) == 2, run

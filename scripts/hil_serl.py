@@ -289,6 +289,12 @@ class Part:
     def alive(self) -> bool:
         return self.popen.poll() is None
 
+    def drain(self, timeout: float = 2.0) -> None:
+        """Once the process ended: wait up to `timeout` s until what it wrote last is read (into `records`, the log
+        and the handlers). The process can end before its reader has read its last lines; a child that inherited
+        the pipe keeps it open, hence the limit."""
+        self.reader.join(timeout=timeout)
+
     def signal(self, sig: int) -> None:
         """`sig` to the part's whole process group (SIGSTOP, SIGCONT: a loop's evaluation pauses the learner)."""
         with contextlib.suppress(ProcessLookupError):
@@ -322,7 +328,7 @@ class Part:
             while time.monotonic() < deadline and self._group_alive():
                 time.sleep(0.1)
         self.popen.wait()
-        self.reader.join(timeout=2.0)
+        self.drain()
 
     def last_lines(self, n: int = 15) -> str:
         return "\n".join(f"    {record}" for record in list(self.records)[-n:])
@@ -356,7 +362,7 @@ class Parts:
         for part in list(self.parts):
             if part.name in self.expected_exit or part.alive() or part not in self.parts:
                 continue
-            part.reader.join(timeout=2.0)
+            part.drain()
             died = (f"{part.name} ended (exit status {part.popen.returncode}); its last lines ({part.log_path}):\n"
                     f"{part.last_lines()}")  # fmt: skip
             restart = self.restarts.get(part.name)
@@ -824,7 +830,7 @@ class Run:
         drives instead. Any other end is a failure (Parts.check)."""
         part = next((p for p in self.parts.parts if p.name.startswith("expert") and not p.alive()), None)
         if part is not None and part.popen.returncode == 2:
-            part.reader.join(timeout=2.0)
+            part.drain()
             self.parts.parts.remove(part)
             pages = " and ".join(f"{url}teleop" for url in self.exp.servers)
             say(f"{part.last_lines(3).strip()}\n    so a person drives instead: open {pages}")
@@ -1018,7 +1024,7 @@ def record_demos(run: Run, env: dict[str, str]) -> None:
         if saved(run, ("demos",)):
             return True
         if not script.alive():
-            script.reader.join(timeout=2.0)
+            script.drain()
             raise StepFailed(f"{script.name} ended ({script.popen.returncode}) before saving; its last lines:\n"
                              f"{script.last_lines()}")  # fmt: skip
         return False
@@ -1341,7 +1347,7 @@ class Evaluator:
 
     def _answered(self, key: str) -> bool:
         if not self.part.alive():
-            self.part.reader.join(timeout=2.0)
+            self.part.drain()
             raise StepFailed(f"the evaluator ended ({self.part.popen.returncode}); its last lines:\n"
                              f"{self.part.last_lines()}")  # fmt: skip
         return key in self.done

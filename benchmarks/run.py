@@ -1057,7 +1057,8 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
         rows += [
             (f"seed {r['seed']}: the agent's values beyond HIL-SERL's factory's / TrainConfig values set for the run / "
              "the expert's patience (s)", " / ".join(", ".join(f"{k} {v}" for k, v in d.items()) or "none" for d in
-             (agent, config)) + f" / {r.get('patience_s', '-')}"),
+             (agent, config)) + f" / {r.get('patience_s', '-')}"
+             + (f", handing back after {r['hand_back_s']:g}" if r.get("hand_back_s") else "")),
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
              f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})" if "stopped_at_minute" not in r else
              f"{r['stopped_at_minute']:g} of {r['minutes']:g}, stopped ({r['wall_minutes']:.0f}): the record's "

@@ -647,7 +647,9 @@ class ExpertLog:
         self.episodes += 1
         self.successes += match[2] == "success"
         self.seconds += took
-        self.intervened += 0.0 if "by the policy" in how else took - (float(since[1]) if since else 0.0)
+        drove = re.search(r"the expert driving ([\d.]+) s", how)  # --hand-back: its turns, not all since it came
+        if "by the policy" not in how:
+            self.intervened += float(drove[1]) if drove else took - (float(since[1]) if since else 0.0)
 
     def summary(self) -> str:
         if not self.episodes:
@@ -1258,10 +1260,11 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
 def start_expert(run: Run, slot: Slot) -> None:
     """The slot's scripted expert (or a person): for this repository's experiments it starts each episode where
     its env says the episode starts (`--episode-starts stdin`, from the actor's lines)."""
+    turns = ["--patience", str(run.args.patience), "--hand-back", str(run.args.hand_back)]
     if run.exp.own:
-        slot.episodes.expert = run.expert(["--patience", str(run.args.patience), "--episode-starts", "stdin"], slot.exp)
+        slot.episodes.expert = run.expert([*turns, "--episode-starts", "stdin"], slot.exp)
     else:
-        run.expert(["--patience", str(run.args.patience)], slot.exp)
+        run.expert(turns, slot.exp)
 
 
 def start_actor(run: Run, slot: Slot, path: Path, env: dict[str, str]) -> None:
@@ -1615,6 +1618,7 @@ def step_loop(run: Run) -> None:
         goal=args.goal,
         until=args.until,
         patience_s=args.patience,
+        hand_back_s=args.hand_back,
         agent=json.loads(args.agent or "{}"),
         train_config=json.loads(args.train_config or "{}"),
         select_episodes=args.select_episodes,
@@ -1779,6 +1783,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="train: seconds the expert leaves each episode to the policy (default 5)",
     )
     parser.add_argument(
+        "--hand-back", type=float, default=0.0, help="train: seconds the expert drives before it hands the episode "
+        "back to the policy for --patience seconds more, and so on (a person who corrects and lets go); 0: it "
+        "drives to success once it stepped in (default)"
+    )  # fmt: skip
+    parser.add_argument(
         "--checkpoint-path", default="first_run", help="train, probe: under the directory (default first_run)"
     )
     parser.add_argument(
@@ -1860,7 +1869,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=checkout,
         help="HIL-SERL's checkout (default $HIL_SERL_DIR, else ../shared/hil-serl)",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.hand_back < 0 or (args.hand_back > 0 and args.patience <= 0):
+        parser.error("--hand-back needs --patience > 0 (the policy's turns between the expert's) and is >= 0")
+    return args
 
 
 def run_step(args: argparse.Namespace) -> int:

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import hil_serl
 import numpy as np
 import pytest
+import requests
 from example_configs import PICK_CUBE
 from test_tasks import task_world
 
@@ -216,65 +219,112 @@ def test_egg_flip_has_no_expert_and_says_why():
     assert run.returncode == 2 and "no scripted expert" in run.stderr and "Known limit" in run.stderr
 
 
+class EnvEpisodesExpert:
+    """`python -m scripted_expert --episodes 0 --episode-starts stdin FLAGS` on a ram_insertion world, as the loop
+    runs it: `say` writes the env's lines ("start", "end"); `deflected` reads the SpaceMouse as the server holds it
+    (GET /spacemouse), nothing else moving the arm."""
+
+    def __init__(self, robot, *flags: str) -> None:
+        self.robot, self.lines = robot, []
+        command = [sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", "--url", robot.url,
+                   "--episodes", "0", "--episode-starts", "stdin", *flags]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXPERT_DIR), os.environ.get("PYTHONPATH", "")])}
+        self.process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        self.reader = threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True)
+        self.reader.start()
+
+    def say(self, line: str) -> None:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def waiting(self, count: int) -> None:
+        """Until the expert said `count` times that it waits for an episode."""
+        deadline = time.monotonic() + 30.0
+        while sum("waiting for the env's next episode" in line for line in self.lines) < count:
+            assert time.monotonic() < deadline and self.process.poll() is None, self.lines
+            time.sleep(0.05)
+
+    def deflected(self) -> bool:
+        state = requests.get(self.robot.url + "spacemouse", params={"timeout": "0"}, timeout=5).json()
+        return any(abs(a) > 0 for a in state["axes"])
+
+    def first(self, moving: bool, within: float) -> float | None:
+        """Seconds until the SpaceMouse is deflected (`moving`) or at rest (not `moving`); None: not within."""
+        started = time.monotonic()
+        while time.monotonic() - started < within:
+            if self.deflected() == moving:
+                return time.monotonic() - started
+            time.sleep(0.02)
+        return None
+
+    def close(self) -> str:
+        """No more episodes: it ends. Its output."""
+        self.process.stdin.close()
+        self.process.wait(timeout=20)
+        self.reader.join(5)
+        output = "".join(self.lines)
+        print(output)
+        return output
+
+
+@contextlib.contextmanager
+def env_episodes_expert(*flags: str):
+    with task_world("ram_insertion", "cameras_config:=none") as (clients, _):
+        robot = clients[""]
+        robot.session.post(robot.url + "task/reset", timeout=10).raise_for_status()  # the stick held, unseated
+        expert = EnvEpisodesExpert(robot, *flags)
+        try:
+            yield expert
+        finally:
+            expert.close()
+
+
 def test_with_the_envs_episodes_the_patience_counts_from_the_first_step_and_the_expert_rests_at_the_end():
     """`--episode-starts stdin` (the loop's expert): nothing moves while no episode has started (a reset going on),
     the patience counts from the "start" line (the env's first step), then the expert drives; "end" (the env's
     step limit) makes it rest at once, and it waits for the next "start". The ram_insertion world (real launch,
-    real HTTP); the SpaceMouse as the server holds it (GET /spacemouse), nothing else moving the arm."""
-    import time
-
-    import requests
-
-    with task_world("ram_insertion", "cameras_config:=none") as (clients, _):
-        robot = clients[""]
-        robot.session.post(robot.url + "task/reset", timeout=10).raise_for_status()  # the stick held, unseated
-        command = [sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", "--url", robot.url,
-                   "--episodes", "0", "--patience", "1.0", "--episode-starts", "stdin"]  # fmt: skip
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXPERT_DIR), os.environ.get("PYTHONPATH", "")])}
-        process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)  # fmt: skip
-        lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)
-        reader.start()
-
-        def waiting(count: int) -> None:
-            """Until the expert said `count` times that it waits for an episode."""
-            deadline = time.monotonic() + 30.0
-            while sum("waiting for the env's next episode" in line for line in lines) < count:
-                assert time.monotonic() < deadline and process.poll() is None, lines
-                time.sleep(0.05)
-
-        def deflected() -> bool:
-            state = requests.get(robot.url + "spacemouse", params={"timeout": "0"}, timeout=5).json()
-            return any(abs(a) > 0 for a in state["axes"])
-
-        def first_deflection(within: float) -> float | None:
-            started = time.monotonic()
-            while time.monotonic() - started < within:
-                if deflected():
-                    return time.monotonic() - started
-                time.sleep(0.02)
-            return None
-
-        try:
-            waiting(1)
-            assert first_deflection(2.0) is None  # no episode yet: the expert waits, at rest
-            process.stdin.write("start\n")
-            process.stdin.flush()
-            moved_after = first_deflection(4.0)
-            assert moved_after is not None and 0.9 < moved_after < 2.0, moved_after  # the 1 s patience, then drives
-            process.stdin.write("end\n")  # the env's step limit: the episode is over
-            process.stdin.flush()
-            waiting(2)  # it rested first
-            assert first_deflection(2.0) is None  # at rest, waiting for the next episode
-            process.stdin.write("start\n")
-            process.stdin.flush()
-            moved_after = first_deflection(4.0)
-            assert moved_after is not None and 0.9 < moved_after < 2.0, moved_after
-        finally:
-            process.stdin.close()  # no more episodes: it ends
-            process.wait(timeout=20)
-            reader.join(5)
-            output = "".join(lines)
-            print(output)
+    real HTTP)."""
+    with env_episodes_expert("--patience", "1.0") as expert:
+        expert.waiting(1)
+        assert expert.first(True, 2.0) is None  # no episode yet: the expert waits, at rest
+        expert.say("start")
+        moved_after = expert.first(True, 4.0)
+        assert moved_after is not None and 0.9 < moved_after < 2.0, moved_after  # the 1 s patience, then drives
+        expert.say("end")  # the env's step limit: the episode is over
+        expert.waiting(2)  # it rested first
+        assert expert.first(True, 2.0) is None  # at rest, waiting for the next episode
+        expert.say("start")
+        moved_after = expert.first(True, 4.0)
+        assert moved_after is not None and 0.9 < moved_after < 2.0, moved_after
+    output = "".join(expert.lines)
     assert "episode 1: no success" in output and "ended by the env after" in output, output
+
+
+def test_with_hand_back_the_expert_corrects_then_leaves_the_policy_its_patience_again():
+    """`--patience 1 --hand-back 1.5` (a person who corrects and lets go): the policy's second, the expert drives
+    1.5 s, rests for the policy's second, drives again; the episode's line counts the turns and the expert's
+    seconds (the runner's intervention share reads them)."""
+    with env_episodes_expert("--patience", "1.0", "--hand-back", "1.5") as expert:
+        expert.waiting(1)
+        expert.say("start")
+        moved = expert.first(True, 4.0)
+        assert moved is not None and 0.9 < moved < 2.0, moved  # the policy's first second
+        rested = expert.first(False, 4.0)
+        assert rested is not None and 1.0 < rested < 2.5, rested  # its 1.5 s turn, then the policy's again
+        moved = expert.first(True, 4.0)
+        assert moved is not None and 0.8 < moved < 2.0, moved  # the policy's 1 s
+        expert.say("end")
+        expert.waiting(2)
+    output = "".join(expert.lines)
+    turns = re.search(r"episode 1: no success after [\d.]+ s, ended by the env after \d+ ticks of intervention "
+                      r"from [\d.]+ s on, in (\d+) turns of the policy's and the expert's, the expert driving "
+                      r"([\d.]+) s", output)  # fmt: skip
+    assert turns and int(turns[1]) >= 2 and 1.4 < float(turns[2]) < 4.0, output  # its first turn, the next begun
+
+
+def test_hand_back_needs_patience():
+    env = {**os.environ, "PYTHONPATH": str(EXPERT_DIR)}
+    run = subprocess.run([sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", "--hand-back", "2"],
+                         env=env, capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 2 and "--hand-back needs --patience" in run.stderr, run.stderr

@@ -291,6 +291,18 @@ def test_object_handover_succeeds_when_the_right_gripper_alone_holds_the_bar():
         assert np.linalg.norm(in_hand(right, "bar") - held) < SLIP, in_hand(right, "bar") - held
 
 
+def rise(robot: Robot, before: np.ndarray, within: float = 1.0) -> float:
+    """The hand's highest rise above `before` within `within` s after a lift's last wrench. Each wrench acts for
+    0.1 s of simulated time (max_duration_between_commands) and the arm rises on after it: read at once, the rise
+    depends on how far the simulation has got (CI once read 7.9 mm right after the third step on a loaded
+    machine, where 20 mm and more is usual)."""
+    highest, end = -np.inf, time.monotonic() + within
+    while time.monotonic() < end:
+        highest = max(highest, float(robot.pose()[2] - before[2]))
+        time.sleep(0.02)
+    return highest
+
+
 def landed_in_pan(robot: Robot) -> dict:
     """After a lift: the egg rides in the pan. It may leave it for an instant as the pan accelerates up, and
     bounce as it lands (CI once read "off pan" right after an "on"), so the reading that found it in the pan
@@ -326,8 +338,7 @@ def test_egg_flip_server_drives_the_wrench_controller_and_the_egg_rides_in_the_p
         for _ in range(3):  # 0.3 s of fz = +12 N (action +1 on z)
             assert robot.ok("wrench", {"arr": [0.0, 0.0, 12.0, 0.0, 0.0, 0.0]}) == "Moved"
             time.sleep(1.0 / HZ)
-        lifted = robot.pose()
-        assert lifted[2] - before[2] > 0.02, (before[:3], lifted[:3])
+        assert (risen := rise(robot, before)) > 0.02, (before[:3], risen)
         riding = landed_in_pan(robot)
         assert riding["values"]["side"] == "up", riding["detail"]
         from isaac_franka_bridge.controller import WrenchControllerParams
@@ -365,7 +376,7 @@ def test_egg_flip_server_drives_the_wrench_controller_and_the_egg_rides_in_the_p
             thread.join()
         reached = min(off(s) for s in states)
         assert reached < 0.02, reached  # 0.0005 rad here
-        assert min(abs(s["pose"][2] - before[2]) for s in states) < abs(lifted[2] - before[2]) / 2  # back down
+        assert min(abs(s["pose"][2] - before[2]) for s in states) < risen / 2  # back down
         assert truth(robot)["values"]["on"] == "true"
         assert robot.ok("stopwrench") == "Stopped wrench"
         assert wait_until(
@@ -413,5 +424,5 @@ def test_frankawrenchenvs_reset_and_steps_drive_the_egg_flip_controller():
             start = robot.pose()
             for _ in range(3):
                 env.step([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
-            assert robot.pose()[2] - start[2] > 0.02, (start, robot.pose())
+            assert (risen := rise(robot, start)) > 0.02, (start, risen)
             landed_in_pan(robot)

@@ -3,10 +3,11 @@
 Drives the task's virtual SpaceMouse (POST /spacemouse on the task's servers) from the simulator's ground
 truth, episode after episode, while HIL-SERL's scripts run with FRANKA_SIM_SPACEMOUSE=1 (and, for the keys,
 FRANKA_SIM_KEYS=1). Each episode: wait until the task is not a success (the env's reset has undone the last
-one), let the policy act for `--patience` seconds if asked (a person who steps in only when the policy
-does not get there), drive to success, then optionally keep pressing space (record_success_fail marks those steps as
-successes) and press Esc (FrankaEnv ends the episode). Exit status 0 when every episode succeeded, 1 when
-one did not, 2 when the task has no expert or the expert is blocked.
+one), let the policy act for `--patience` seconds if asked (a person who steps in only when the policy does not get
+there), drive to success (with `--hand-back`, that many seconds at a time with the policy's `--patience` seconds
+between: a person who corrects and lets go again), then optionally keep pressing space (record_success_fail marks
+those steps as successes) and press Esc (FrankaEnv ends the episode). Exit status 0 when every episode succeeded,
+1 when one did not, 2 when the task has no expert or the expert is blocked.
 
 With `--episode-starts stdin` the episodes are the env's own: each line on standard input marks an episode's first
 step after its reset (scripts/hil_serl.py writes one when the experiment's env says so), as a person watching the
@@ -20,6 +21,7 @@ import argparse
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
 from .client import ServerError
 from .experts import EXPERTS, ExpertBlocked
@@ -54,6 +56,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "before intervening, as a person does in training; 0: intervene at once (default)"
     )  # fmt: skip
     parser.add_argument(
+        "--hand-back", type=float, default=0.0, help="with --patience: seconds the expert drives before it hands "
+        "the episode back to the policy for --patience seconds more, and so on until success; 0: drive to success "
+        "once it stepped in (default)"
+    )  # fmt: skip
+    parser.add_argument(
         "--episode-starts", choices=("success", "stdin"), default="success", help="what starts an episode: the "
         "task no longer a success (default: the env's reset has undone the last one), or a line on standard input "
         "at the env's first step after each reset (the patience counts from it)"
@@ -61,7 +68,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hold", type=float, default=0.0, help="seconds to stay at a success before the next step")
     parser.add_argument("--esc", action="store_true", help="press Esc after each episode (FrankaEnv ends it)")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome of each episode")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.hand_back < 0 or (args.hand_back > 0 and args.patience <= 0):
+        parser.error("--hand-back needs --patience: the policy's turns between the expert's (and is >= 0)")
+    return args
 
 
 class EnvEpisodes:
@@ -125,6 +135,52 @@ def policy_succeeds(expert, patience: float, rate: float, episodes: EnvEpisodes 
     return False
 
 
+@dataclass
+class Turns:
+    """Who drove an episode: whether the policy reached the success in one of its turns, when the expert first
+    stepped in (seconds from the episode's start, None: never), the seconds it drove, and its turns."""
+
+    success: bool = False
+    by_policy: bool = False
+    stepped_in: float | None = None
+    drove: float = 0.0
+    turns: int = 0
+
+    def how(self, ticks: int, patience: float) -> str:
+        if self.stepped_in is None:
+            return "by the policy, no intervention"
+        how = f"{ticks} ticks of intervention"
+        if patience > 0:
+            how += f" from {self.stepped_in:.1f} s on"
+        if self.turns > 1:
+            how += f", in {self.turns} turns of the policy's and the expert's, the expert driving {self.drove:.1f} s"
+        return how
+
+
+def take_turns(expert, args: argparse.Namespace, episodes: EnvEpisodes | None) -> Turns:
+    """One episode: the policy for --patience s, then the expert to success, or (--hand-back) for that long and then
+    the policy's again, until success, the env's end of the episode, or --timeout s."""
+    start, turns = time.monotonic(), Turns()
+    # with the env's episodes, the env ends each at the ground truth's success: so does the expert
+    until = (lambda truth: bool(truth["success"])) if episodes is not None else None
+    while True:
+        if args.patience > 0 and policy_succeeds(expert, args.patience, args.rate, episodes):
+            turns.success, turns.by_policy = True, turns.stepped_in is None
+            return turns
+        left = args.timeout - (time.monotonic() - start)
+        if expert.stopped.is_set() or left <= 0 or (episodes is not None and episodes.over()):
+            break
+        turns.stepped_in = time.monotonic() - start if turns.stepped_in is None else turns.stepped_in
+        turns.turns += 1
+        began = time.monotonic()
+        turns.success = expert.run(min(left, args.hand_back) if args.hand_back > 0 else left, args.rate, until)
+        turns.drove += time.monotonic() - began
+        if turns.success or args.hand_back <= 0:
+            return turns
+    turns.success = episodes is not None and episodes.succeeded()
+    return turns
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     log = (lambda message: None) if args.quiet else (lambda message: print(message, flush=True))
@@ -153,26 +209,20 @@ def main(argv: list[str] | None = None) -> int:
                 while expert.truth()["success"]:
                     time.sleep(0.2)
             start = time.monotonic()
-            by_policy = args.patience > 0 and policy_succeeds(expert, args.patience, args.rate, episodes)
-            intervened = time.monotonic()
-            # with the env's episodes, the env ends each at the ground truth's success: so does the expert
-            until = (lambda truth: bool(truth["success"])) if episodes is not None else None
-            ok = by_policy or (not expert.stopped.is_set() and expert.run(args.timeout, args.rate, until))
-            ok = ok or (episodes is not None and episodes.succeeded())
+            turns = take_turns(expert, args, episodes)
+            ok = turns.success or (episodes is not None and episodes.succeeded())
             if episodes is not None and not ok:  # the env ended it first (its step limit)
-                how = "ended by the env" + ("" if by_policy or intervened - start < args.patience else
-                                            f" after {expert.ticks} ticks of intervention")  # fmt: skip
+                how = "ended by the env" + (
+                    "" if turns.stepped_in is None else f" after {turns.how(expert.ticks, args.patience)}"
+                )
                 print(f"[{args.task}] episode {episode}: no success after {time.monotonic() - start:.1f} s, {how}",
                       flush=True)  # fmt: skip
                 failures += 1
                 expert = make()
                 continue
-            how = "by the policy, no intervention" if by_policy else f"{expert.ticks} ticks of intervention"
-            if args.patience > 0 and not by_policy:
-                how += f" from {intervened - start:.1f} s on"
             print(
                 f"[{args.task}] episode {episode}: {'success' if ok else 'no success'} after "
-                f"{time.monotonic() - start:.1f} s, {how}",
+                f"{time.monotonic() - start:.1f} s, {turns.how(expert.ticks, args.patience)}",
                 flush=True,
             )
             failures += not ok

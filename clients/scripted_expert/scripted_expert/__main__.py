@@ -137,11 +137,10 @@ def policy_succeeds(expert, patience: float, rate: float, episodes: EnvEpisodes 
 
 @dataclass
 class Turns:
-    """Who drove an episode: whether the policy reached the success in one of its turns, when the expert first
-    stepped in (seconds from the episode's start, None: never), the seconds it drove, and its turns."""
+    """Who drove an episode: whether the policy or the expert reached the success, when the expert first stepped in
+    (seconds from the episode's start, None: never, the policy alone), the seconds it drove, and its turns."""
 
     success: bool = False
-    by_policy: bool = False
     stepped_in: float | None = None
     drove: float = 0.0
     turns: int = 0
@@ -159,13 +158,14 @@ class Turns:
 
 def take_turns(expert, args: argparse.Namespace, episodes: EnvEpisodes | None) -> Turns:
     """One episode: the policy for --patience s, then the expert to success, or (--hand-back) for that long and then
-    the policy's again, until success, the env's end of the episode, or --timeout s."""
+    the policy's again, until success, the env's end of the episode, or --timeout s (a success the env saw at its
+    end is the caller's to read: EnvEpisodes.succeeded)."""
     start, turns = time.monotonic(), Turns()
     # with the env's episodes, the env ends each at the ground truth's success: so does the expert
     until = (lambda truth: bool(truth["success"])) if episodes is not None else None
     while True:
         if args.patience > 0 and policy_succeeds(expert, args.patience, args.rate, episodes):
-            turns.success, turns.by_policy = True, turns.stepped_in is None
+            turns.success = True
             return turns
         left = args.timeout - (time.monotonic() - start)
         if expert.stopped.is_set() or left <= 0 or (episodes is not None and episodes.over()):
@@ -176,8 +176,7 @@ def take_turns(expert, args: argparse.Namespace, episodes: EnvEpisodes | None) -
         turns.success = expert.run(min(left, args.hand_back) if args.hand_back > 0 else left, args.rate, until)
         turns.drove += time.monotonic() - began
         if turns.success or args.hand_back <= 0:
-            return turns
-    turns.success = episodes is not None and episodes.succeeded()
+            break
     return turns
 
 

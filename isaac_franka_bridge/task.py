@@ -62,9 +62,10 @@ def evaluate(spec: SuccessSpec, poses: Mapping[str, Pose], contacts: Iterable[fr
         error = float(np.linalg.norm(np.asarray(position) - np.asarray(spec.position)))
         success = error <= spec.tolerance
         detail = (
-            f"{spec.object} is {1e3 * error:.1f} mm from where it belongs (success within {1e3 * spec.tolerance:g} mm)"
+            f"{spec.object} is {1e3 * error:.1f} mm from where it belongs (success within {1e3 * spec.tolerance:g} "
+            f"mm), touching {touched}"  # in the hand or where it fell: where a failed episode ended
         )
-        return TaskState(success, detail, {"error_m": f"{error:.5f}"})
+        return TaskState(success, detail, {"error_m": f"{error:.5f}", "touching": ",".join(sorted(others))})
     if spec.kind == "held":
         holder = gripper(spec.by)
         success = holder in others and others <= {holder}

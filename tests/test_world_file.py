@@ -162,7 +162,9 @@ def test_task_success_is_computed_from_poses_and_contacts():
     up, down = np.array([0.0, 0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0, 0.0])  # identity; turned over about x
     placed = SuccessSpec("placed", "ram", (0.5, 0.0, 0.2), 0.0025)
     assert task.evaluate(placed, {"ram": (np.array([0.5, 0.001, 0.2]), up)}, []).success
-    assert not task.evaluate(placed, {"ram": (np.array([0.5, 0.0, 0.207]), up)}, []).success
+    state = task.evaluate(placed, {"ram": (np.array([0.5, 0.0, 0.207]), up)}, [frozenset(("ram", "gripper"))])
+    assert not state.success and state.values["touching"] == "gripper"  # in the hand, 7 mm above where it belongs
+    assert state.detail.endswith("touching gripper")
     held = SuccessSpec("held", "bar", by="right")
     pose = {"bar": (np.zeros(3), up)}
     touching = lambda *names: [frozenset(("bar", n)) for n in names]  # noqa: E731

@@ -171,8 +171,10 @@ def test_with_the_published_robotiq_open_the_usb_expert_needs_reopen_robotiq():
         robot = clients[""]
         urls = [robot.url]
         spec = {"experiment": "usb_pickup_insertion", "servers": {"EnvConfig": robot.url}, "episodes": 1}
-        spec["max_steps"] = 120  # the experiment's MAX_EPISODE_LENGTH (at the actor's default 100 the expert, after
-        # its /move_gripper, once ran out of steps 16 mm from the port)
+        # what this test checks is the reopen, not the pace (the test above plugs the stick in within the
+        # experiment's 120 steps): at 120 the expert, after its /move_gripper, ran out of steps lining the stick up
+        # 16 mm from the port twice on a loaded machine (at the actor's default 100 once, and once in the full suite)
+        spec["max_steps"] = 200
         with actor(spec, urls) as env:
             env.expect("@@ reset", START)
             assert robot.state()["gripper_pos"] < 0.85

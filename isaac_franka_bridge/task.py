@@ -58,6 +58,7 @@ def evaluate(spec: SuccessSpec, poses: Mapping[str, Pose], contacts: Iterable[fr
     contacts = list(contacts)
     others = touching(spec.object, contacts)
     touched = ", ".join(sorted(others)) or "nothing"
+    touching_value = ",".join(sorted(others))  # the values' spelling of it (GET /task, /task/status)
     if spec.kind == "placed":
         error = float(np.linalg.norm(np.asarray(position) - np.asarray(spec.position)))
         success = error <= spec.tolerance
@@ -65,12 +66,12 @@ def evaluate(spec: SuccessSpec, poses: Mapping[str, Pose], contacts: Iterable[fr
             f"{spec.object} is {1e3 * error:.1f} mm from where it belongs (success within {1e3 * spec.tolerance:g} "
             f"mm), touching {touched}"  # in the hand or where it fell: where a failed episode ended
         )
-        return TaskState(success, detail, {"error_m": f"{error:.5f}", "touching": ",".join(sorted(others))})
+        return TaskState(success, detail, {"error_m": f"{error:.5f}", "touching": touching_value})
     if spec.kind == "held":
         holder = gripper(spec.by)
         success = holder in others and others <= {holder}
         detail = f"{spec.object} touches {touched}" + ("" if success else f" (success: held by {holder} alone)")
-        return TaskState(success, detail, {"touching": ",".join(sorted(others))})
+        return TaskState(success, detail, {"touching": touching_value})
     # flipped: lying upside down on what it must rest on
     up = up_axis(quat)
     side = "up" if up > UPRIGHT_ABOVE else ("down" if up < FLIPPED_BELOW else "edge")

@@ -15,6 +15,13 @@ stand-ins that HIL-SERL's experiment configs need, the run's `--agent` and `--tr
 
 `--state-scale` multiplies columns of the stored state (observation and next observation) before training: a probe
 of the state's representation without a new run. Record of its uses: benchmarks/learning/ablation/usb-critic-probe.json.
+
+`--checkpoint STEP` trains nothing: it restores the run's learner checkpoint STEP and sets the agent beside the
+expert on the states of the expert's demos (`imitation`): per arm and phase (before the expert's first close, its
+close presses, after), how closely the policy's mode moves the hand as the expert did, which gripper button the
+grasp critic would press, and whether the SAC critic values the expert's arm action above the policy's own. What a
+run that never learned to grasp leaves open: the critic that does not prefer the expert, or the actor that does
+not follow the critic.
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "hil_serl_experiments"), str(Path(os.environ["HIL_SERL_DIR"]) / "examples")]
+HIL_SERL_DIR = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")  # the runner's default
+sys.path[:0] = [str(ROOT / "hil_serl_experiments"), str(HIL_SERL_DIR / "examples")]
 
 
 def transitions(paths: list[Path]) -> dict[str, np.ndarray]:
@@ -61,6 +69,70 @@ def batch(data: dict[str, np.ndarray], rng: np.random.Generator, size: int) -> d
     return picked
 
 
+PRESSED = 0.5  # a gripper action below -PRESSED is a close press, above PRESSED an open press (FrankaEnv's 0.5)
+MOVING = 0.05  # the expert's translation (of the action's [-1, 1]) below this: it holds the hand still there
+
+
+def arms_of(action_size: int) -> list[tuple[list[int], int | None]]:
+    """Per arm, its action's translation columns and its gripper's column (None: the policy has no gripper) in
+    HIL-SERL's layouts: 6 (SAC), 7 (an arm and its gripper), 14 (arm, gripper, arm, gripper)."""
+    if action_size == 6:
+        return [([0, 1, 2], None)]
+    return [([a * 7, a * 7 + 1, a * 7 + 2], a * 7 + 6) for a in range(action_size // 7)]
+
+
+def phases(expert: np.ndarray, dones: np.ndarray, gripper: int | None) -> dict[str, np.ndarray]:
+    """Masks of the demo steps in each phase of an arm: `pick` before the expert's first close press of the
+    episode, `close` its close presses, `carry` after the first press (the others); `all` without a gripper."""
+    if gripper is None:
+        return {"all": np.ones(len(expert), bool)}
+    pressed = expert[:, gripper] < -PRESSED
+    after, seen = np.zeros(len(expert), bool), False
+    for i in range(len(expert)):
+        after[i] = seen
+        seen = (seen or pressed[i]) and not dones[i]
+    return {"pick": ~after & ~pressed, "close": pressed, "carry": after & ~pressed}
+
+
+def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
+    """The agent on the states of the expert's demos `data`, beside the expert's actions there (see the module's
+    docstring): per arm and phase, the steps, the median cosine of the policy's (mode) hand translation with the
+    expert's where the expert moves, both mean vertical translations, the share of steps where the grasp critic
+    presses close and open, and the share where the critic's (ensemble mean) Q of the expert's arm action is above
+    that of the policy's mode."""
+    import jax
+
+    observations = {"state": data["observations"]}
+    expert = data["actions"]
+    key = jax.random.PRNGKey(seed)
+    mode = np.asarray(jax.device_get(agent.sample_actions(observations=observations, seed=key, argmax=True)))
+    arm_columns = [c for c in range(expert.shape[1]) if c not in {g for _, g in arms_of(expert.shape[1])}]
+
+    def q(actions: np.ndarray) -> np.ndarray:
+        qs = agent.forward_critic(observations, actions[:, arm_columns], rng=key, train=False)
+        return np.asarray(jax.device_get(qs)).mean(axis=0)
+
+    prefers_expert = q(expert) > q(mode)
+    out = {}
+    for index, (move, gripper) in enumerate(arms_of(expert.shape[1])):
+        for phase, mask in phases(expert, data["dones"], gripper).items():
+            e, m = expert[mask][:, move], mode[mask][:, move]
+            moving = np.linalg.norm(e, axis=1) > MOVING
+            cosine = (e * m).sum(1)[moving] / (np.linalg.norm(e, axis=1) * np.linalg.norm(m, axis=1) + 1e-9)[moving]
+            row = {
+                "steps": int(mask.sum()),
+                "cosine_median": round(float(np.median(cosine)), 3) if moving.any() else None,
+                "expert_z": round(float(e[:, 2].mean()), 3) if mask.any() else None,
+                "policy_z": round(float(m[:, 2].mean()), 3) if mask.any() else None,
+                "critic_prefers_expert": round(float(prefers_expert[mask].mean()), 3) if mask.any() else None,
+            }
+            if gripper is not None and mask.any():
+                row["grasp_close"] = round(float((mode[mask][:, gripper] < -PRESSED).mean()), 3)
+                row["grasp_open"] = round(float((mode[mask][:, gripper] > PRESSED).mean()), 3)
+            out[f"arm{index}/{phase}"] = row
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path, help="the run's checkpoint folder (with demo_buffer/ and buffer/)")
@@ -74,6 +146,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--state-scale", default="{}", help="JSON: {column: factor} applied to the stored state")
     parser.add_argument("--record", type=Path, help="write the figures as JSON here")
+    parser.add_argument(
+        "--checkpoint", type=int, default=0, help="the run's learner checkpoint of this step beside the expert's "
+        "demos (imitation), instead of training"
+    )  # fmt: skip
     args = parser.parse_args()
     every = args.every or max(1, args.steps // 20)
     agent_json = os.environ.get("HIL_SERL_AGENT") or "{}"  # the run's --agent (state_agent.configure reads it)
@@ -100,6 +176,19 @@ def main() -> None:
         encoder_type=config.encoder_type,
         discount=config.discount,
     )
+    if args.checkpoint:
+        from flax.training import checkpoints
+
+        if not args.demos:
+            raise SystemExit("--checkpoint needs the expert's demos (--demos)")
+        state = checkpoints.restore_checkpoint(str(args.run.resolve()), agent.state, step=args.checkpoint)
+        figures = imitation(agent.replace(state=state), scaled(transitions(args.demos), scale), args.seed)
+        print(json.dumps(figures), flush=True)
+        if args.record:
+            record = {"run": str(args.run), "exp": args.exp, "checkpoint": args.checkpoint, "agent":
+                      json.loads(agent_json), "demos": [str(d) for d in args.demos], "imitation": figures}  # fmt: skip
+            args.record.write_text(json.dumps(record, indent=1) + "\n")
+        return
     hybrid = not isinstance(agent, SACAgent)
     critics = frozenset({"critic", "grasp_critic"} if hybrid else {"critic"})
     everything = critics | {"actor", "temperature"}

@@ -19,7 +19,8 @@ classifier):
     loop        demos, then train with evaluations while training, a named checkpoint confirmed on fresh
                 episodes, the learning curve -> logs/loop-*/loop.json, learning_curve.png
     probe       the experiment's agent trained offline on a run's kept transitions (--checkpoint-path's
-                demo_buffer/ and buffer/), its critics' values -> logs/probe-*/probe.json (no world)
+                demo_buffer/ and buffer/), its critics' values -> logs/probe-*/probe.json (no world); with
+                --probe-checkpoint STEP, that checkpoint on the expert's demo states instead (no training)
 
 A step starts the task's world (make sim ARGS="task:=TASK") unless one answers at the config's SERVER_URL,
 and the scripted expert (clients/scripted_expert) unless --expert person (then: the teleop page). It shows
@@ -1406,6 +1407,7 @@ def step_probe(run: Run) -> None:
     argv = [str(VENV_PYTHON), str(ROOT / "benchmarks" / "critic_probe.py"), str(path), "--exp", run.exp.task]
     argv += ["--seed", str(args.seed), "--state-scale", args.state_scale or "{}", "--record", str(out)]
     argv += ["--steps", str(args.steps)] if args.steps else []
+    argv += ["--checkpoint", str(args.probe_checkpoint)] if args.probe_checkpoint else []
     argv += [a for demos in demo_files(run) for a in ("--demos", str(demos.resolve()))]  # as step_train loads them
 
     def shown(part: Part, record: str) -> None:
@@ -1416,7 +1418,8 @@ def step_probe(run: Run) -> None:
     probe = run.parts.add(Part("probe", argv, run.exp.logs, env, on_record=shown))
     run.parts.expected_exit.add(probe.name)
     say(f"the critic probe on {run.rel(path)}'s transitions (log {probe.log_path})")
-    run.watch(lambda: not probe.alive(), lambda: "probe: training the agent offline (JAX compiles first)", 60.0)
+    doing = f"checkpoint {args.probe_checkpoint} beside the demos" if args.probe_checkpoint else "training the agent"
+    run.watch(lambda: not probe.alive(), lambda: f"probe: {doing} offline (JAX compiles first)", 60.0)
     if probe.popen.wait() != 0:
         raise StepFailed(f"the probe ended with {probe.popen.returncode}; its last lines:\n{probe.last_lines()}")
     run.result(f"critic probe done in {run.elapsed()}; its figures: {run.rel(out)}")
@@ -1775,6 +1778,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--state-scale", default="", help='probe: {column: factor} (JSON) applied to the kept state, e.g. '
         '\'{"4": 0.01}\''
+    )  # fmt: skip
+    parser.add_argument(
+        "--probe-checkpoint", type=int, default=0, help="probe: instead of training, the learner's checkpoint of "
+        "this step on the states of the expert's demos: how its policy, grasp critic and critic stand to the "
+        "expert's actions there"
     )  # fmt: skip
     parser.add_argument(
         "--patience",

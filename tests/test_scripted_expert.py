@@ -301,6 +301,18 @@ def test_with_the_envs_episodes_the_patience_counts_from_the_first_step_and_the_
         assert moved_after is not None and 0.9 < moved_after < 2.0, moved_after
     output = "".join(expert.lines)
     assert "episode 1: no success" in output and "ended by the env after" in output, output
+    assert re.search(r"episode 1: no success .*; it stood at \S", output), output  # where its work stood
+
+
+def test_an_episode_without_success_says_where_the_usb_line_up_stood():
+    """The usb expert holding the stick says what its line-up waits for (1 mm aside, 0.02 rad of yaw, the plug
+    11-19 mm out); before that, only its phase. Its own state, no server."""
+    usb = EXPERTS["usb_pickup_insertion"](["http://127.0.0.1:9/"], log=lambda m: None)
+    assert usb.standing() == "not begun"
+    usb.phase = "close"
+    assert usb.standing() == "close"
+    usb.phase, usb.plug = "line up with the port", (-0.0163, 0.0021, np.radians(-1.5))
+    assert usb.standing() == "line up with the port: the plug 16.3 mm out, 2.1 mm aside, yawed -1.5 deg"
 
 
 def test_with_hand_back_the_expert_corrects_then_leaves_the_policy_its_patience_again():

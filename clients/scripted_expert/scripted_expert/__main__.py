@@ -214,8 +214,8 @@ def main(argv: list[str] | None = None) -> int:
                 how = "ended by the env" + (
                     "" if turns.stepped_in is None else f" after {turns.how(expert.ticks, args.patience)}"
                 )
-                print(f"[{args.task}] episode {episode}: no success after {time.monotonic() - start:.1f} s, {how}",
-                      flush=True)  # fmt: skip
+                print(f"[{args.task}] episode {episode}: no success after {time.monotonic() - start:.1f} s, {how}; "
+                      f"it stood at {expert.standing()}", flush=True)  # fmt: skip
                 failures += 1
                 expert = make()
                 continue

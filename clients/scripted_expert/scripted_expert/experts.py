@@ -209,6 +209,11 @@ class Expert:
     def after_success(self) -> None:
         """Between episodes (the command line's loop): what the next reset of the experiment needs."""
 
+    def standing(self) -> str:
+        """Where its work stood (an episode that ended without success says so): its phase; subclasses add
+        what the phase waits for."""
+        return self.phase or "not begun"
+
     def run(self, timeout: float = 120.0, rate: float = 10.0, until: Callable[[dict], bool] | None = None) -> bool:
         """Ticks at `rate` until `finished` (or `until(truth)`); then the cap at rest. False after `timeout` s."""
         deadline = time.monotonic() + timeout
@@ -348,6 +353,18 @@ class UsbPickupInsertion(Expert):
         super().__init__(*args, **kwargs)
         self.closing = 0  # ticks the left button has been held
         self.deepest = (-np.inf, 0)  # inserting: the plug's deepest depth so far [m], and the tick it got there
+        self.plug: tuple[float, float, float] | None = None  # holding it: the plug's depth, lateral [m], yaw [rad]
+
+    def standing(self) -> str:
+        """Holding the stick: its phase and the plug against the hole (a line-up waits for 1 mm aside, 0.02 rad
+        of yaw and the plug 11-19 mm out)."""
+        if self.plug is None or self.phase not in ("line up with the port", "insert"):
+            return super().standing()
+        depth, lateral, turn = self.plug
+        return (
+            f"{self.phase}: the plug {-depth * 1000:.1f} mm out, {lateral * 1000:.1f} mm aside, "
+            f"yawed {np.degrees(turn):+.1f} deg"
+        )
 
     def after_success(self) -> None:
         """Let go of the plugged-in stick with the gripper wide open (with reopen_robotiq): USBEnv's next
@@ -388,6 +405,7 @@ class UsbPickupInsertion(Expert):
             lateral = float(np.linalg.norm((offset - depth * into)[:2]))
             along = usb.rot.apply([1.0, 0.0, 0.0])
             turn = float(np.arctan2(along[0] * into[1] - along[1] * into[0], along[:2] @ into[:2]))  # its yaw error
+            self.plug = (depth, lateral, turn)
             if self.phase != "insert" or lateral > 0.002:
                 self.set_phase("line up with the port")
                 depth_goal = -self.IN_FRONT

@@ -1,0 +1,66 @@
+"""benchmarks/critic_probe.py's `imitation` (the `probe` step's --probe-checkpoint), in HIL-SERL's environment, on
+HIL-SERL's hybrid agents for one arm and for two (no world, no training: made-up states; the demos a run's probe
+reads are the expert's, recorded by tests/test_state_experiment.py's worlds).
+
+- An expert whose arm actions are the policy's own mode: the hand moves exactly as the policy would (cosine 1),
+  and the critic cannot value the expert's action above the policy's (the same action).
+- An expert moving the hand the opposite way: cosine -1.
+- The phases of each arm come from that arm's own gripper presses, episode by episode: before its first close
+  press, the presses, after (the next episode starts before a press again).
+"""
+
+from __future__ import annotations
+
+import hil_serl
+
+CHECK = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(sys.argv[1]), "benchmarks"))
+import jax, numpy as np
+import critic_probe, state_agent
+
+critic_probe.MOVING = 0.0  # every step counts (an untrained policy's mode may barely move the hand)
+report = {}
+rng = np.random.default_rng(0)
+for kind, dim, size in (("make_sac_pixel_agent_hybrid_single_arm", 25, 7),
+                        ("make_sac_pixel_agent_hybrid_dual_arm", 32, 14)):
+    agent = state_agent.make_sac_state_agent(0, {"state": np.zeros((1, dim), np.float32)},
+                                             np.zeros(size, np.float32), kind=kind)
+    T = 40
+    obs = rng.normal(size=(T, 1, dim)).astype(np.float32)
+    mode = np.asarray(agent.sample_actions(observations={"state": obs}, seed=jax.random.PRNGKey(0), argmax=True))
+    dones = np.zeros(T, bool)
+    dones[[19, 39]] = True
+    grippers = [g for _, g in critic_probe.arms_of(size)]
+    itself = mode.copy()
+    itself[:, grippers] = 0.0
+    for arm, gripper in enumerate(grippers):  # arm 0 closes at steps 8-9 of each episode, arm 1 at 12
+        pressed = [8, 9, 28, 29] if arm == 0 else [12, 32]
+        itself[pressed, gripper] = -1.0
+        itself[15, gripper] = 1.0  # an open press after the close: still carrying
+    opposite = itself.copy()
+    opposite[:, [c for c in range(size) if c not in grippers]] *= -1
+    report[kind] = {
+        "itself": critic_probe.imitation(agent, {"observations": obs, "actions": itself, "dones": dones}, 0),
+        "opposite": critic_probe.imitation(agent, {"observations": obs, "actions": opposite, "dones": dones}, 0),
+    }
+print("@@ " + json.dumps(report), flush=True)
+"""
+
+
+@hil_serl.may_build
+def test_imitation_sets_the_policy_beside_the_experts_demos_per_arm_and_phase():
+    report = hil_serl.check(CHECK, timeout=600)
+    for kind, arms in (("make_sac_pixel_agent_hybrid_single_arm", 1), ("make_sac_pixel_agent_hybrid_dual_arm", 2)):
+        itself, opposite = report[kind]["itself"], report[kind]["opposite"]
+        assert sorted(itself) == sorted(f"arm{a}/{p}" for a in range(arms) for p in ("pick", "close", "carry"))
+        steps = {"arm0": (16, 4, 20), "arm1": (24, 2, 14)}
+        for name, row in itself.items():
+            arm, phase = name.split("/")
+            assert row["steps"] == steps[arm][("pick", "close", "carry").index(phase)], (name, row)
+            assert abs(row["cosine_median"] - 1.0) < 1e-3, (name, row)
+            assert abs(opposite[name]["cosine_median"] + 1.0) < 1e-3, (name, opposite[name])
+            assert row["critic_prefers_expert"] == 0.0, (name, row)  # the same action: never above itself
+            assert row["policy_z"] == row["expert_z"] == -opposite[name]["expert_z"], (name, row)
+            assert 0.0 <= row["grasp_close"] + row["grasp_open"] <= 1.0, (name, row)

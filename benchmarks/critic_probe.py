@@ -37,8 +37,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-HIL_SERL_DIR = Path(os.environ.get("HIL_SERL_DIR") or ROOT.parent / "shared" / "hil-serl")  # the runner's default
-sys.path[:0] = [str(ROOT / "hil_serl_experiments"), str(HIL_SERL_DIR / "examples")]
+sys.path.insert(0, str(ROOT / "hil_serl_experiments"))
+from experiments import HIL_SERL_DIR  # noqa: E402  (HIL-SERL's checkout: $HIL_SERL_DIR, else ../shared/hil-serl)
+
+sys.path.insert(1, str(HIL_SERL_DIR / "examples"))
 
 
 def transitions(paths: list[Path]) -> dict[str, np.ndarray]:
@@ -106,7 +108,8 @@ def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
     expert = data["actions"]
     key = jax.random.PRNGKey(seed)
     mode = np.asarray(jax.device_get(agent.sample_actions(observations=observations, seed=key, argmax=True)))
-    arm_columns = [c for c in range(expert.shape[1]) if c not in {g for _, g in arms_of(expert.shape[1])}]
+    arms = arms_of(expert.shape[1])
+    arm_columns = [c for c in range(expert.shape[1]) if c not in {g for _, g in arms}]
 
     def q(actions: np.ndarray) -> np.ndarray:
         qs = agent.forward_critic(observations, actions[:, arm_columns], rng=key, train=False)
@@ -114,11 +117,12 @@ def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
 
     prefers_expert = q(expert) > q(mode)
     out = {}
-    for index, (move, gripper) in enumerate(arms_of(expert.shape[1])):
+    for index, (move, gripper) in enumerate(arms):
         for phase, mask in phases(expert, data["dones"], gripper).items():
             e, m = expert[mask][:, move], mode[mask][:, move]
-            moving = np.linalg.norm(e, axis=1) > MOVING
-            cosine = (e * m).sum(1)[moving] / (np.linalg.norm(e, axis=1) * np.linalg.norm(m, axis=1) + 1e-9)[moving]
+            e_norm = np.linalg.norm(e, axis=1)
+            moving = e_norm > MOVING
+            cosine = (e * m).sum(1)[moving] / (e_norm * np.linalg.norm(m, axis=1) + 1e-9)[moving]
             row = {
                 "steps": int(mask.sum()),
                 "cosine_median": round(float(np.median(cosine)), 3) if moving.any() else None,
@@ -163,10 +167,15 @@ def main() -> None:
     state_agent.install()
     config = CONFIG_MAPPING[args.exp]()
     scale = {int(k): float(v) for k, v in json.loads(args.state_scale).items()}
-    kept = {kind: sorted((args.run / kind).glob("*.pkl")) for kind in ("demo_buffer", "buffer")}
-    demo = scaled(transitions(kept["demo_buffer"] + args.demos), scale)  # as the learner's demo buffer
-    online = scaled(transitions(kept["buffer"]), scale)
     rng = np.random.default_rng(args.seed)
+    if args.checkpoint:  # the expert's demos alone (not the run's kept buffers: nothing trains)
+        if not args.demos:
+            raise SystemExit("--checkpoint needs the expert's demos (--demos)")
+        demo = scaled(transitions(args.demos), scale)
+    else:
+        kept = {kind: sorted((args.run / kind).glob("*.pkl")) for kind in ("demo_buffer", "buffer")}
+        demo = scaled(transitions(kept["demo_buffer"] + args.demos), scale)  # as the learner's demo buffer
+        online = scaled(transitions(kept["buffer"]), scale)
     sample = batch(demo, rng, 1)
     agent = state_agent.factory(config.setup_mode)(
         seed=args.seed,
@@ -179,10 +188,8 @@ def main() -> None:
     if args.checkpoint:
         from flax.training import checkpoints
 
-        if not args.demos:
-            raise SystemExit("--checkpoint needs the expert's demos (--demos)")
         state = checkpoints.restore_checkpoint(str(args.run.resolve()), agent.state, step=args.checkpoint)
-        figures = imitation(agent.replace(state=state), scaled(transitions(args.demos), scale), args.seed)
+        figures = imitation(agent.replace(state=state), demo, args.seed)
         print(json.dumps(figures), flush=True)
         if args.record:
             record = {"run": str(args.run), "exp": args.exp, "checkpoint": args.checkpoint, "agent":

@@ -55,6 +55,7 @@ def in_hand(robot: Robot, name: str) -> np.ndarray:
 
 
 SLIP = 0.001  # [m] the most a held object may move in the fingers under what the examples' controller pushes
+END_SLIP = 0.002  # [m] the same, the RAM stick pressed down by its end (a torque on the pads; measured 1.0-1.2 mm)
 
 
 def object_pose(robot: Robot, name: str) -> np.ndarray:
@@ -160,15 +161,16 @@ def test_ram_insertion_succeeds_only_with_the_stick_seated_in_the_slot():
         assert at_target < 0.01, at_target  # at TARGET_POSE (within the slot's play)
         # 5 mm beside the slot, across it (the stick lands on the slot's wall) and along it (its notch beside the
         # slot's key, its end on the end wall): it jams short of seated, pressed down with the experiment's own
-        # compliance parameters, and does not move in the fingers
-        for beside in ([0, -0.005, 0.005, 0, 0, 0, 0], [-0.005, 0, 0.005, 0, 0, 0, 0]):
+        # compliance parameters, and stays in the fingers. Along, the 11 N down on the stick's end, 7 cm from the
+        # pads, turns it in them: it turns 0.6 deg and slides 1.0-1.2 mm along the pads (docs/differences.md)
+        for beside, slip in (([0, -0.005, 0.005, 0, 0, 0, 0], SLIP), ([-0.005, 0, 0.005, 0, 0, 0, 0], END_SLIP)):
             env.reset()
             held = in_hand(robot, "ram")
             assert not insert(env, RAM_TARGET - beside, robot, steps=40)
             jammed = truth(robot)
             assert float(jammed["values"]["error_m"]) > 0.0025, (beside, jammed["detail"])  # on a wall or the key
             slipped = np.linalg.norm(in_hand(robot, "ram") - held)
-            assert slipped < SLIP, (beside, slipped)
+            assert slipped < slip, (beside, slipped)
         # taken out by the next reset: no success, the stick still in the gripper
         env.reset()
         after = truth(robot)

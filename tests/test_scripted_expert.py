@@ -32,6 +32,7 @@ EXPERT_DIR = ROOT / "clients" / "scripted_expert"
 sys.path.insert(0, str(EXPERT_DIR))
 
 from scripted_expert.experts import EXPERTS, ExpertBlocked  # noqa: E402
+from scripted_expert.motion import Pose  # noqa: E402
 
 CAMERAS = ("cameras_config:=", "camera_render_divisor:=4")  # the experiment's cameras (its env reads them), small
 START = hil_serl.ACTOR_START
@@ -313,6 +314,71 @@ def test_an_episode_without_success_says_where_the_usb_line_up_stood():
     assert usb.standing() == "close"
     usb.phase, usb.plug = "line up with the port", (-0.0163, 0.0021, np.radians(-1.5))
     assert usb.standing() == "line up with the port: the plug 16.3 mm out, 2.1 mm aside, yawed -1.5 deg"
+
+
+class UsbExpert:
+    """The usb expert on its own state and a ground truth written here, no server: each tick, where the stick and
+    the hand are (the gripper closed); the actions and buttons it sends are kept."""
+
+    PORT = [0.553, 0.147, 0.2373, 0.0, 0.0, 0.0, 1.0]
+    LINE_UP = np.array([0.553, 0.177 + EXPERTS["usb_pickup_insertion"].IN_FRONT, 0.2373])  # the stick lined up
+
+    def __init__(self) -> None:
+        self.expert = EXPERTS["usb_pickup_insertion"](["http://127.0.0.1:9/"], log=lambda m: None)
+        self.arm, self.sent = self.expert.arms[0], []
+        self.arm.command = lambda action=None, gripper=None: self.sent.append((action, gripper))
+        self.arm._open_reads = 1.0  # the Robotiq opens fully (the simulator's default robotiq_open_position 0)
+
+    def tick(self, stick, rot=None, hand=None) -> tuple[np.ndarray | None, str | None]:
+        """The stick at `stick` [m] (turned as plugged in unless `rot`), the hand at `hand` from it (default:
+        GRASP_HEIGHT above, as the expert grasps it)."""
+        at = np.add(stick, [0.0, 0.0, self.expert.GRASP_HEIGHT] if hand is None else hand)
+        self.arm.hand, self.arm.gripper = Pose.of([*at, 1.0, 0.0, 0.0, 0.0]), 0.1
+        quat = self.expert.PLUGGED_ROT.as_quat() if rot is None else rot
+        self.expert.tick({"objects_in_base": {"usb": [*stick, *quat], "usb_port": self.PORT}})
+        self.expert.phase_ticks += 1  # as Expert.run counts them
+        return self.sent[-1]
+
+
+def test_the_usb_line_up_leans_in_while_the_stick_does_not_follow():
+    """Lining up, 2 mm aside at the line-up point: while the stick stays put (static friction), each tick pushes
+    harder toward the hole's axis, up to a bound; once the stick follows, the push eases off."""
+    usb = UsbExpert()
+    stuck = [float(usb.tick(usb.LINE_UP + [0.002, 0, 0])[0][0]) for _ in range(12)]  # x actions
+    assert usb.expert.phase == "line up with the port"
+    assert all(a < 0 for a in stuck), stuck  # toward the axis (x = 0.553)
+    assert all(later < earlier for earlier, later in zip(stuck[:5], stuck[1:6], strict=True)), stuck  # harder
+    assert stuck[-1] == stuck[-2] and stuck[-1] < 2 * stuck[0], stuck  # up to the bound
+    following = [float(usb.tick(usb.LINE_UP + [0.002 - 0.0005 * k, 0, 0])[0][0]) for k in (1, 2)]
+    assert stuck[-1] < following[0] < following[1] < 0, (stuck, following)  # it moves: the push eases off
+
+
+def test_the_usb_expert_lets_go_of_a_stick_held_too_high():
+    """Lining up (2 mm aside), the stick held 3.5 mm above the hole's height (deep in the fingers, their tips on
+    the platform): after a second of it, the expert presses open to take it again; a stick lowered within that
+    second is lined up, and a hand 5 mm above its aim with the stick at the hole's height (as the expert's own
+    grasp can leave it) is no reason to let go."""
+    usb, aside = UsbExpert(), UsbExpert.LINE_UP + [0.002, 0, 0]
+    high, ticks = aside + [0, 0, 0.0035], usb.expert.HOVER_TICKS
+    assert [usb.tick(high)[1] for _ in range(ticks)] == [None] * ticks  # lowering it, perhaps
+    assert usb.tick(aside)[1] is None and usb.expert.phase == "line up with the port"  # lowered: from 0 again
+    perched = [0, 0, usb.expert.GRASP_HEIGHT + 0.005]
+    assert [usb.tick(aside, hand=perched)[1] for _ in range(2 * ticks)] == [None] * 2 * ticks
+    assert [usb.tick(high)[1] for _ in range(ticks)] == [None] * ticks
+    assert usb.tick(high)[1] == "open" and usb.expert.phase == "let go of the stick held too high"
+    assert usb.tick(high)[1] == "open"  # until the gripper has opened (then the pick takes it again)
+
+
+def test_the_usb_expert_opens_a_closed_gripper_that_lifts_the_stick_with_it():
+    """The gripper closed on the stick 2 cm off its grasp point (not held as the expert holds it): rising to open
+    clear of the stick never clears it, as it comes up with the hand; after a second the expert presses open
+    there."""
+    usb, stick = UsbExpert(), np.array([0.58, 0.21, 0.2463])
+    ticks = usb.expert.PICK.open_ticks
+    # lying along x, the hand 2 cm along it from its centre; the stick rises with the hand, whatever it commands
+    buttons = [usb.tick(stick, [0, 0, 0, 1], [-0.02, 0, usb.expert.GRASP_HEIGHT])[1] for _ in range(ticks + 2)]
+    assert usb.expert.phase == "open the gripper"
+    assert buttons[: ticks + 1] == [None] * (ticks + 1) and buttons[-1] == "open", buttons
 
 
 def test_with_hand_back_the_expert_corrects_then_leaves_the_policy_its_patience_again():

@@ -379,6 +379,12 @@ def test_the_usb_expert_opens_a_closed_gripper_that_lifts_the_stick_with_it():
     buttons = [usb.tick(stick, [0, 0, 0, 1], [-0.02, 0, usb.expert.GRASP_HEIGHT])[1] for _ in range(ticks + 2)]
     assert usb.expert.phase == "open the gripper"
     assert buttons[: ticks + 1] == [None] * (ticks + 1) and buttons[-1] == "open", buttons
+    # an episode ended there says where the hand stood against the grasp, and the grasp against the env's limits
+    assert re.fullmatch(
+        r"open the gripper: the hand 20.0 mm aside of the grasp, \+0.0 mm above it, turned \d+.\d deg from it; "
+        r"the grasp at \[0.58, 0.21, 0.26\] \(limits \[.*\] to \[.*\]\)",
+        usb.expert.standing(),
+    ), usb.expert.standing()
 
 
 def test_with_hand_back_the_expert_corrects_then_leaves_the_policy_its_patience_again():

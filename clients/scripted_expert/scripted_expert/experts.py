@@ -378,13 +378,25 @@ class UsbPickupInsertion(Expert):
         self.closing = 0  # ticks the left button has been held
         self.deepest = (-np.inf, 0)  # inserting: the plug's deepest depth so far [m], and the tick it got there
         self.plug: tuple[float, float, float] | None = None  # holding it: the plug's depth, lateral [m], yaw [rad]
+        self.pick: tuple[Pose, Pose] | None = None  # taking it: the hand and the grasp it aims at
         self.lean = np.zeros(2)  # lining up: the push beyond the error that the static friction holds back [m]
         self.was = None  # lining up: where the stick was at the last tick (xy) [m]
         self.hovering = 0  # ticks the held stick has been HOVERING above the hole's height
 
     def standing(self) -> str:
         """Holding the stick: its phase and the plug against the hole (a line-up waits for 1 mm aside, 0.02 rad
-        of yaw and the plug 11-19 mm out)."""
+        of yaw and the plug 11-19 mm out). Taking it: the hand against the grasp, and the grasp against the env's
+        limits (a stick pushed where the hand cannot take it)."""
+        if self.pick is not None and self.phase.endswith(("the stick", "the gripper", "close")):
+            hand, grasp = self.pick
+            arm = self.arms[0]
+            return (
+                f"{self.phase}: the hand {np.linalg.norm((hand.pos - grasp.pos)[:2]) * 1000:.1f} mm aside of the "
+                f"grasp, {(hand.pos[2] - grasp.pos[2]) * 1000:+.1f} mm above it, turned "
+                f"{np.degrees((grasp.rot * hand.rot.inv()).magnitude()):.1f} deg from it; the grasp at "
+                f"{np.round(grasp.pos, 4).tolist()} (limits {np.round(arm.config.low, 4).tolist()} to "
+                f"{np.round(arm.config.high, 4).tolist()})"
+            )
         if self.plug is None or self.phase not in ("line up with the port", "insert"):
             return super().standing()
         depth, lateral, turn = self.plug
@@ -476,6 +488,7 @@ class UsbPickupInsertion(Expert):
         along = usb.rot.apply([1.0, 0.0, 0.0])
         hand_rot = Rotation.from_euler("xyz", [np.pi, 0.0, np.arctan2(along[1], along[0])])
         grasp = Pose(usb.pos + [0.0, 0.0, self.GRASP_HEIGHT], hand_rot)
+        self.pick = (arm.hand, grasp)
         action, button, self.closing = self.take(arm, grasp, self.PICK, self.closing, "the stick")
         arm.command(action, button)
 

@@ -336,7 +336,7 @@ class UsbExpert:
         self.arm.hand, self.arm.gripper = Pose.of([*at, 1.0, 0.0, 0.0, 0.0]), 0.1
         quat = self.expert.PLUGGED_ROT.as_quat() if rot is None else rot
         self.expert.tick({"objects_in_base": {"usb": [*stick, *quat], "usb_port": self.PORT}})
-        self.expert.phase_ticks += 1  # as Expert.run counts them
+        self.expert.ticks += 1  # as Expert.run counts them
         return self.sent[-1]
 
 

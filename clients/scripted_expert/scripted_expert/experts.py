@@ -38,6 +38,11 @@ class ArmConfig:
     high: tuple[float, float, float]  # ABS_POSE_LIMIT_HIGH[:3]
     gripper: str = "Robotiq"  # Robotiq | Franka | fixed (GripperCloseEnv: the buttons do nothing)
 
+    @property
+    def limits(self) -> str:
+        """The env's position limits, as the expert's log lines give them."""
+        return f"limits {np.round(self.low, 4).tolist()} to {np.round(self.high, 4).tolist()}"
+
 
 @dataclass(frozen=True)
 class Grasp:
@@ -128,8 +133,8 @@ class Expert:
         self.log = log
         self.phase = ""
         self.phase_since = time.monotonic()
-        self.phase_ticks = 0  # ticks in this phase
         self.ticks = 0
+        self.phase_began = 0  # the tick the phase began at
         self.stopped = threading.Event()  # set() from another thread ends run()
 
     # ------------------------------------------------------------------ what subclasses use
@@ -139,7 +144,12 @@ class Expert:
             now = time.monotonic()
             took = f" ({self.phase} took {now - self.phase_since:.1f} s)" if self.phase else ""
             self.log(f"[{self.name}] {phase}{took}")
-            self.phase, self.phase_since, self.phase_ticks = phase, now, 0
+            self.phase, self.phase_since, self.phase_began = phase, now, self.ticks
+
+    @property
+    def in_phase(self) -> int:
+        """Ticks since the phase began."""
+        return self.ticks - self.phase_began
 
     def ensure_open(self, arm: Arm) -> str | None:
         """What to press so that `arm`'s gripper is open for a grasp (None once it is).
@@ -173,9 +183,7 @@ class Expert:
         `closing`: the ticks spent closing so far. Returns the action, the button and the new count (0 when
         not closing, or when it gave up after `how.close_ticks` and comes down again). With `what` ("the
         cube") it names its phases."""
-        lateral = float(np.linalg.norm((arm.hand.pos - grasp.pos)[:2]))
-        turned = float((grasp.rot * arm.hand.rot.inv()).magnitude())
-        height = float(arm.hand.pos[2] - grasp.pos[2])
+        lateral, height, turned = against(arm.hand, grasp)
         low = grasp.moved([0.0, 0.0, -how.press])
         scale = arm.config.action_scale
         phase = self.set_phase if what else (lambda _: None)
@@ -190,7 +198,7 @@ class Expert:
         if not arm.gripper_open:  # open it up there, clear of the object
             phase("open the gripper")
             goal = Pose(np.array([*arm.hand.pos[:2], grasp.pos[2] + how.above]), grasp.rot)
-            if height > how.above / 2 or (what and how.open_ticks is not None and self.phase_ticks > how.open_ticks):
+            if height > how.above / 2 or (what and how.open_ticks is not None and self.in_phase > how.open_ticks):
                 button = self.ensure_open(arm)
         elif lateral > how.over_lateral or turned > how.over_turned:
             phase(f"over {what}")
@@ -239,7 +247,6 @@ class Expert:
                     for arm in self.arms:
                         arm.read()
                     self.tick(truth)
-                    self.phase_ticks += 1
                     failing_since = None
                 except ServerError as exc:
                     failing_since = failing_since or start
@@ -253,6 +260,15 @@ class Expert:
             return False
         finally:
             self.rest()
+
+
+def against(hand: Pose, goal: Pose) -> tuple[float, float, float]:
+    """The hand against a goal: sideways [m], above it [m], turned from it [rad]."""
+    return (
+        float(np.linalg.norm((hand.pos - goal.pos)[:2])),
+        float(hand.pos[2] - goal.pos[2]),
+        float((goal.rot * hand.rot.inv()).magnitude()),
+    )
 
 
 def objects(truth: dict) -> dict[str, Pose]:
@@ -387,15 +403,12 @@ class UsbPickupInsertion(Expert):
         """Holding the stick: its phase and the plug against the hole (a line-up waits for 1 mm aside, 0.02 rad
         of yaw and the plug 11-19 mm out). Taking it: the hand against the grasp, and the grasp against the env's
         limits (a stick pushed where the hand cannot take it)."""
-        if self.pick is not None and self.phase.endswith(("the stick", "the gripper", "close")):
-            hand, grasp = self.pick
-            arm = self.arms[0]
+        if self.pick is not None:
+            lateral, height, turned = against(*self.pick)
             return (
-                f"{self.phase}: the hand {np.linalg.norm((hand.pos - grasp.pos)[:2]) * 1000:.1f} mm aside of the "
-                f"grasp, {(hand.pos[2] - grasp.pos[2]) * 1000:+.1f} mm above it, turned "
-                f"{np.degrees((grasp.rot * hand.rot.inv()).magnitude()):.1f} deg from it; the grasp at "
-                f"{np.round(grasp.pos, 4).tolist()} (limits {np.round(arm.config.low, 4).tolist()} to "
-                f"{np.round(arm.config.high, 4).tolist()})"
+                f"{self.phase}: the hand {lateral * 1000:.1f} mm aside of the grasp, {height * 1000:+.1f} mm above "
+                f"it, turned {np.degrees(turned):.1f} deg from it; the grasp at "
+                f"{np.round(self.pick[1].pos, 4).tolist()} ({self.arms[0].config.limits})"
             )
         if self.plug is None or self.phase not in ("line up with the port", "insert"):
             return super().standing()
@@ -424,7 +437,7 @@ class UsbPickupInsertion(Expert):
             f"the plug {-depth * 1000:.1f} mm out, {lateral * 1000:.1f} mm aside, "
             f"{(usb.pos[2] - plugged.pos[2]) * 1000:+.1f} mm high, pitched {np.degrees(np.arcsin(along[2])):+.1f} deg,"
             f" yawed {np.degrees(turn):+.1f} deg; the hand at {np.round(arm.hand.pos, 4).tolist()} "
-            f"(limits {np.round(arm.config.low, 4).tolist()} to {np.round(arm.config.high, 4).tolist()}), "
+            f"({arm.config.limits}), "
             f"the gripper {arm.gripper:.2f}; backing out to line up again"
         )
 
@@ -444,7 +457,7 @@ class UsbPickupInsertion(Expert):
             lateral = float(np.linalg.norm((offset - depth * into)[:2]))
             along = usb.rot.apply([1.0, 0.0, 0.0])
             turn = float(np.arctan2(along[0] * into[1] - along[1] * into[0], along[:2] @ into[:2]))  # its yaw error
-            self.plug = (depth, lateral, turn)
+            self.plug, self.pick = (depth, lateral, turn), None
             height = plugged.pos[2] + self.GRASP_HEIGHT - self.SLIDE_PRESS  # the hand's, lining up and inserting
             high = self.phase != "insert" and usb.pos[2] - plugged.pos[2] > self.HOVERING
             self.hovering = self.hovering + 1 if high else 0
@@ -488,7 +501,7 @@ class UsbPickupInsertion(Expert):
         along = usb.rot.apply([1.0, 0.0, 0.0])
         hand_rot = Rotation.from_euler("xyz", [np.pi, 0.0, np.arctan2(along[1], along[0])])
         grasp = Pose(usb.pos + [0.0, 0.0, self.GRASP_HEIGHT], hand_rot)
-        self.pick = (arm.hand, grasp)
+        self.plug, self.pick = None, (arm.hand, grasp)
         action, button, self.closing = self.take(arm, grasp, self.PICK, self.closing, "the stick")
         arm.command(action, button)
 

@@ -19,9 +19,9 @@ of the state's representation without a new run. Record of its uses: benchmarks/
 `--checkpoint STEP` trains nothing: it restores the run's learner checkpoint STEP and sets the agent beside the
 expert on the states of the expert's demos (`imitation`): per arm and phase (before the expert's first close, its
 close presses, after), how closely the policy's mode moves the hand as the expert did, which gripper button the
-grasp critic would press, and whether the SAC critic values the expert's arm action above the policy's own. What a
-run that never learned to grasp leaves open: the critic that does not prefer the expert, or the actor that does
-not follow the critic.
+grasp critic would press (and, for one arm, by how much it prefers close to stay), and whether the SAC critic
+values the expert's arm action above the policy's own. What a run that never learned to grasp leaves open: the
+critic that does not prefer the expert, or the actor that does not follow the critic.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
     """The agent on the states of the expert's demos `data`, beside the expert's actions there (see the module's
     docstring): per arm and phase, the steps, the median cosine of the policy's (mode) hand translation with the
     expert's where the expert moves, both mean vertical translations, the share of steps where the grasp critic
-    presses close and open, and the share where the critic's (ensemble mean) Q of the expert's arm action is above
-    that of the policy's mode."""
+    presses close and open (for one arm also the median of its Q of close less its Q of stay), and the share
+    where the critic's (ensemble mean) Q of the expert's arm action is above that of the policy's mode."""
     import jax
 
     observations = {"state": data["observations"]}
@@ -116,6 +116,9 @@ def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
         return np.asarray(jax.device_get(qs)).mean(axis=0)
 
     prefers_expert = q(expert) > q(mode)
+    grasp_qs = np.asarray(jax.device_get(agent.forward_grasp_critic(observations, rng=key, train=False)))
+    # one arm's grasp critic: its Q of close (the env's -1, index 0) less its Q of stay (0, index 1)
+    close_margin = grasp_qs[:, 0] - grasp_qs[:, 1] if grasp_qs.shape[-1] == 3 else None
     out = {}
     for index, (move, gripper) in enumerate(arms):
         for phase, mask in phases(expert, data["dones"], gripper).items():
@@ -133,6 +136,8 @@ def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
             if gripper is not None and mask.any():
                 row["grasp_close"] = round(float((mode[mask][:, gripper] < -PRESSED).mean()), 3)
                 row["grasp_open"] = round(float((mode[mask][:, gripper] > PRESSED).mean()), 3)
+                if close_margin is not None:
+                    row["close_margin_median"] = round(float(np.median(close_margin[mask])), 4)
             out[f"arm{index}/{phase}"] = row
     return out
 

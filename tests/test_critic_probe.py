@@ -5,6 +5,7 @@ reads are the expert's, recorded by tests/test_state_experiment.py's worlds).
 - An expert whose arm actions are the policy's own mode: the hand moves exactly as the policy would (cosine 1),
   and the critic cannot value the expert's action above the policy's (the same action).
 - An expert moving the hand the opposite way: cosine -1.
+- One arm's grasp critic also gives the median of its Q of close less its Q of stay; two arms' do not.
 - The phases of each arm come from that arm's own gripper presses, episode by episode: before its first close
   press, the presses, after (the next episode starts before a press again).
 """
@@ -64,3 +65,8 @@ def test_imitation_sets_the_policy_beside_the_experts_demos_per_arm_and_phase():
             assert row["critic_prefers_expert"] == 0.0, (name, row)  # the same action: never above itself
             assert row["policy_z"] == row["expert_z"] == -opposite[name]["expert_z"], (name, row)
             assert 0.0 <= row["grasp_close"] + row["grasp_open"] <= 1.0, (name, row)
+            # one arm's grasp critic (close / stay / open): its Q of close less stay; the dual one's nine joint
+            # choices have no such single margin
+            assert ("close_margin_median" in row) == (arms == 1), (name, row)
+            if arms == 1:
+                assert abs(row["close_margin_median"]) < 1e3, (name, row)

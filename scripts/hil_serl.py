@@ -37,6 +37,7 @@ import codecs
 import contextlib
 import ipaddress
 import json
+import math
 import os
 import pickle
 import re
@@ -714,14 +715,16 @@ class Prompt:
     note: str
     route: str = ""  # POSTed to the first server before answering ('' nothing)
     body: dict | None = None
+    settle: bool = False  # answer once every arm is at rest (`at_rest`): a person puts an object back meanwhile
 
 
 PROMPTS = (
     Prompt(
         "Press Enter to continue...",
         "HandOffEnv's reset waits for Enter, a person having put the bar back: the runner puts it back "
-        "(POST /task/reset) and answers, at every reset",
+        "(POST /task/reset) and answers once the arms are at rest, at every reset",
         "task/reset",
+        settle=True,
     ),
     Prompt("Press enter to release gripper...", "RAMEnv's regrasp (F1) waits for Enter to release: answered"),
     Prompt(
@@ -732,8 +735,10 @@ PROMPTS = (
     ),
     Prompt(
         "Put egg back and press Enter",
-        "egg_flip's reset waits for the egg put back: the runner puts it back (POST /task/reset) and answers",
+        "egg_flip's reset waits for the egg put back: the runner puts it back (POST /task/reset) and answers once "
+        "the arm is at rest",
         "task/reset",
+        settle=True,
     ),
     Prompt(
         "camera frozen. Check connect", "FrankaEnv found a camera frozen (5 s without a frame): answered, it retries"
@@ -761,7 +766,37 @@ class Prompter:
                 status, body = http(self.exp.servers[0] + prompt.route, "POST", prompt.body, timeout=10.0)
                 if status != 200:
                     say(f"POST /{prompt.route} answered {status}: {body[:200].decode(errors='replace')}")
+            if prompt.settle and not at_rest(self.exp.servers, alive=part.alive):
+                self.progress.note("not at rest", f"an arm still moved {REST_WITHIN_S:.0f} s after a reset's prompt")
             part.answer()
+
+
+REST_SPEED = (0.002, 0.02)  # m/s, rad/s: an arm below both (`at_rest`) has stopped; on its way back, over 0.1 m/s
+REST_WITHIN_S = 10.0  # at most this long after a reset's prompt
+REST_EVERY_S = 0.1  # between two reads of the arms' speeds
+
+
+def at_rest(servers: list[str], alive=lambda: True, reads: int = 3) -> bool:
+    """Waits until every arm's hand (POST /getvel) moved slower than REST_SPEED in `reads` reads in a row, at most
+    REST_WITHIN_S: whether it did. HandOffEnv's reset moves the hand to RESET_POSE for 1 s, then asks for Enter with
+    the reset pose still commanded; a person puts the bar back before pressing it, and the arm reaches its reset pose
+    meanwhile. Answered at once, an episode began with the hand up to 7 cm short of it (object_handover_state run 5's
+    evaluations), wherever the last episode had left it."""
+    deadline, still = time.monotonic() + REST_WITHIN_S, 0
+    while still < reads and time.monotonic() < deadline and alive():
+        slow = all(t < REST_SPEED[0] and r < REST_SPEED[1] for t, r in map(hand_speed, servers))
+        still = still + 1 if slow else 0
+        time.sleep(REST_EVERY_S if still < reads else 0.0)
+    return still >= reads
+
+
+def hand_speed(url: str) -> tuple[float, float]:
+    """The hand's translational and rotational speed (POST /getvel); infinite if the server does not say."""
+    status, body = http(url + "getvel", "POST")
+    with contextlib.suppress(ValueError, KeyError, TypeError):
+        vel = json.loads(body)["vel"] if status == 200 else None
+        return math.hypot(*vel[:3]), math.hypot(*vel[3:])
+    return math.inf, math.inf
 
 
 # ------------------------------------------------------------------------------------------------- running a step

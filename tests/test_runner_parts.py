@@ -10,10 +10,13 @@ arm waited for ever and the actor never parked. Here a real process asks twice a
 real pipe, and the runner's own Prompter answers while the process waits for a core (stopped for 50 ms at each
 prompt: the loaded machine that made the two Enters arrive together, made certain). The old Part.answer failed
 this test; the new one passes it. A small HTTP server stands in for the world's POST /task/reset (the bar put back
-before each answer), the only route the prompt needs."""
+before each answer) and POST /getvel (the arms at rest: the runner answers a reset's prompt once they are), the
+routes the prompt needs."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import signal
 import sys
@@ -44,18 +47,21 @@ for n in range({ROUNDS}):
 
 class Resets(BaseHTTPRequestHandler):
     count = 0
+    moving_until = 0.0  # time.monotonic() until which the hand moves (POST /getvel)
 
     def do_POST(self):  # noqa: N802 (http.server's name)
         Resets.count += self.path == "/task/reset"
+        speed = 0.15 if time.monotonic() < Resets.moving_until else 0.0  # m/s: an arm on its way to its reset pose
         self.send_response(200)
         self.end_headers()
-        self.wfile.write(b"{}")
+        self.wfile.write(json.dumps({"vel": [speed, 0, 0, 0, 0, 0]} if self.path == "/getvel" else {}).encode())
 
     def log_message(self, *args):
         pass
 
 
-def test_two_prompts_at_once_are_both_answered_every_round(tmp_path):
+def test_two_prompts_at_once_are_both_answered_every_round(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "REST_EVERY_S", 0.01)  # the arms at rest at once: 300 answers in a few seconds
     server = ThreadingHTTPServer(("127.0.0.1", 0), Resets)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     world = SimpleNamespace(servers=[f"http://127.0.0.1:{server.server_address[1]}/"])
@@ -81,6 +87,29 @@ def test_two_prompts_at_once_are_both_answered_every_round(tmp_path):
     finally:
         if part.alive():
             part.popen.kill()
+        server.shutdown()
+
+
+def test_a_resets_prompt_is_answered_once_the_arms_are_at_rest(monkeypatch):
+    """HandOffEnv's reset asks for Enter 1 s after it began moving the hand to its reset pose; a person puts the bar
+    back meanwhile, and the arm gets there. The runner waits for the arm at rest (`at_rest`), at most REST_WITHIN_S:
+    an arm that still moves then is noted, and answered all the same."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Resets)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    arms = [f"http://127.0.0.1:{server.server_address[1]}/"] * 2
+    try:
+        started = time.monotonic()
+        Resets.moving_until = started + 0.8
+        assert runner.at_rest(arms)
+        assert time.monotonic() - started >= 0.8 + 2 * runner.REST_EVERY_S  # three reads in a row at rest
+        monkeypatch.setattr(runner, "REST_WITHIN_S", 0.5)
+        Resets.moving_until = time.monotonic() + 60
+        started = time.monotonic()
+        assert not runner.at_rest(arms)
+        assert time.monotonic() - started < 2.0
+        assert runner.hand_speed(f"http://127.0.0.1:{server.server_address[1]}/task/") == (math.inf, math.inf)
+    finally:
+        Resets.moving_until = 0.0
         server.shutdown()
 
 

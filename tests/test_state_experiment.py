@@ -18,7 +18,8 @@ environment against a launched world of the task without cameras (real launch, H
   after an episode without success; the critic probe step (`scripts/hil_serl.py ... probe`) trains that agent
   offline on the transitions kept as train_rlpd.py's actor keeps them, and reports its critics' values.
 - object_handover_state: the same for two arms (DualFrankaEnv of HandOffEnvs, the dual hybrid agent, the bar's
-  privileged pose); the evaluation puts the bar back where HandOffEnv's reset asks for it, as the runner does.
+  privileged pose); the evaluation puts the bar back where HandOffEnv's reset asks for it, as the runner does, and
+  answers once the arms are at rest: every episode starts with both hands at their reset poses.
 """
 
 from __future__ import annotations
@@ -279,3 +280,9 @@ def test_the_evaluation_scores_the_expert_100_percent_and_no_motion_0_percent(tm
     assert expert_run["success_rate"] == 1.0 and len(expert_run["episodes"]) == 3, expert_run
     assert zero_run["success_rate"] == 0.0 and len(zero_run["episodes"]) == 2, zero_run
     assert all(e["steps"] == length for e in zero_run["episodes"])  # MAX_EPISODE_LENGTH: the env ended them
+    if experiment == "object_handover_state":  # RANDOM_RESET off in both arms: wherever an episode left the hands,
+        # the next starts with each at its RESET_POSE (the runner answers HandOffEnv's reset at rest, as a person)
+        starts = [e["start"] for e in expert_run["episodes"] + zero_run["episodes"]]
+        for axis in (0, 1, 2, 7, 8, 9):  # each arm's x, y, z in its base
+            along = [start[axis] for start in starts]
+            assert max(along) - min(along) < 0.005, (axis, starts)

@@ -766,7 +766,7 @@ class Prompter:
                 status, body = http(self.exp.servers[0] + prompt.route, "POST", prompt.body, timeout=10.0)
                 if status != 200:
                     say(f"POST /{prompt.route} answered {status}: {body[:200].decode(errors='replace')}")
-            if prompt.settle and not at_rest(self.exp.servers, alive=part.alive):
+            if prompt.settle and not at_rest(self.exp.servers, alive=part.alive) and part.alive():
                 self.progress.note("not at rest", f"an arm still moved {REST_WITHIN_S:.0f} s after a reset's prompt")
             part.answer()
 
@@ -793,9 +793,10 @@ def at_rest(servers: list[str], alive=lambda: True, reads: int = 3) -> bool:
 def hand_speed(url: str) -> tuple[float, float]:
     """The hand's translational and rotational speed (POST /getvel); infinite if the server does not say."""
     status, body = http(url + "getvel", "POST")
-    with contextlib.suppress(ValueError, KeyError, TypeError):
-        vel = json.loads(body)["vel"] if status == 200 else None
-        return math.hypot(*vel[:3]), math.hypot(*vel[3:])
+    if status == 200:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            vel = json.loads(body)["vel"]
+            return math.hypot(*vel[:3]), math.hypot(*vel[3:])
     return math.inf, math.inf
 
 

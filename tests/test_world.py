@@ -118,12 +118,11 @@ class TfRecorder:
 
 @pytest.fixture()
 def tf(arms, world):
-    _, node, _ = arms
-    process = world[2]
+    _, node, process, _ = world  # `arms` has reset the arms
     recorder = TfRecorder(node)
     wanted = {"left/panda_link0", "right/panda_link0", "cube"}
-    # a bound, not a clock: the objects' frames come with the task's evaluation, which skips a tick whenever the
-    # simulation thread does not answer within 1 s, as on the two loaded cores of a full suite (20 s timed out once)
+    # a bound, not a clock: the objects' frames come with the task's evaluation, which skips a tick when the
+    # simulation thread does not answer within 1 s (TaskPublisher.evaluate); 20 s timed out once in a full suite
     assert wait_until(lambda: wanted <= set(recorder.transforms), 60.0), (
         f"frames seen: {sorted(recorder.transforms)}; simulator alive: {process.alive()}"
     )

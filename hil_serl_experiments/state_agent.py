@@ -160,6 +160,22 @@ AGENT_KINDS = {
 }
 
 
+class FlooredTemperature(nn.Module):
+    """SAC's temperature, `floor` + a softplus Lagrange multiplier (GeqLagrangeMultiplier's own: its penalty and
+    so its gradient are unchanged): the multiplier's own part goes to 0 while the policy's entropy stays above its
+    target, the temperature never below `floor`. floor 0 is HIL-SERL's temperature as it is."""
+
+    init_value: float
+    floor: float = 0.0
+
+    @nn.compact
+    def __call__(self, *, lhs=None, rhs=None):
+        multiplier = GeqLagrangeMultiplier(init_value=self.init_value - self.floor, constraint_shape=())
+        if lhs is None:
+            return self.floor + multiplier()
+        return multiplier(lhs=lhs, rhs=rhs)
+
+
 def factory(setup_mode: str):
     """The agent factory train_rlpd.py calls for `setup_mode` (the state-aware one once `install`ed)."""
     return getattr(launcher, SETUP_MODES[setup_mode])
@@ -173,6 +189,7 @@ def make_sac_state_agent(
     reward_bias=0.0,
     target_entropy=None,
     temperature_init=1e-2,
+    temperature_min=0.0,
     critic_ensemble_size=2,
     grasp_critic_ensemble_size=1,
     kind="make_sac_pixel_agent",
@@ -180,13 +197,16 @@ def make_sac_state_agent(
 ):
     """The agent of HIL-SERL's factory `kind` (AGENT_KINDS): its networks, optimizers, temperature and discount,
     on the state alone; `critic_ensemble_size` critics (the factories' 2), `grasp_critic_ensemble_size` grasp
-    critics (1: HIL-SERL's; more: ClippedGraspCritic), `create_kwargs` to the class's `create` (its optimizers'
+    critics (1: HIL-SERL's; more: ClippedGraspCritic), SAC's temperature never below `temperature_min`
+    (FlooredTemperature; 0: HIL-SERL's), `create_kwargs` to the class's `create` (its optimizers'
     learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
     if grasp_critic_ensemble_size < 1:
         raise ValueError(f"grasp_critic_ensemble_size {grasp_critic_ensemble_size}: at least 1 grasp critic")
     if grasp_critic_ensemble_size != 1 and not grasp_outputs:
         raise ValueError(f"grasp_critic_ensemble_size: {agent_class.__name__} has no grasp critic")
+    if not 0.0 <= temperature_min < temperature_init:
+        raise ValueError(f"temperature_min {temperature_min}: at least 0 and below temperature_init {temperature_init}")
     encoder = ProprioEncoder(name="encoder")
     network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256]}
     critic_backbone = ensemblize(partial(MLP, **network, activate_final=True), critic_ensemble_size)(
@@ -204,7 +224,9 @@ def make_sac_state_agent(
             std_max=5,
             name="actor",
         ),
-        "temperature_def": GeqLagrangeMultiplier(
+        "temperature_def": FlooredTemperature(init_value=temperature_init, floor=temperature_min, name="temperature")
+        if temperature_min
+        else GeqLagrangeMultiplier(
             init_value=temperature_init, constraint_shape=(), constraint_type="geq", name="temperature"
         ),
     }

@@ -37,6 +37,10 @@ network with a double-Q target overestimated on every usb_pickup_insertion_state
 (docs/learning.md); `grasp_critic_loss_fn` is written to be overridden by a subclass ("classes that inherit this
 class can change this function"), and that is all this changes.
 
+Two more agent hyperparameters are this repository's own, each off by default: `temperature_min` keeps SAC's
+temperature at or above a floor (`FlooredTemperature`), `critic_target_max` bounds the next values in SAC's critic
+target (`BoundedTarget`, mixed in as ClippedGraspCritic is).
+
 `pace` holds train_rlpd.py's learner to at most N critic updates per transition the actors send (the TrainConfig's
 `max_updates_per_transition`; None, the default: as fast as it can, as train_rlpd.py's learner runs): the state
 store's online buffer waits before a batch while the learner is ahead.
@@ -143,6 +147,27 @@ class ClippedGraspDualArm(ClippedGraspCritic, SACAgentHybridDualArm):
 
 CLIPPED_GRASP = {SACAgentHybridSingleArm: ClippedGraspSingleArm, SACAgentHybridDualArm: ClippedGraspDualArm}
 
+
+class BoundedTarget:
+    """SAC's critics with their target's next values at most `critic_target_max` (the config's key): the target
+    r + discount * mask * min(next Qs) then stays within the task's returns (1: a sparse reward of 1 at the episode's
+    end), however far the critics extrapolate at the policy's next actions. Only `forward_target_critic`, which the
+    agents' own `critic_loss_fn` calls for the next values alone, changes. Mixed in before an agent class."""
+
+    def forward_target_critic(self, observations, actions, rng):
+        return jnp.minimum(super().forward_target_critic(observations, actions, rng), self.config["critic_target_max"])
+
+
+BOUNDED: dict = {}  # agent class -> its class with BoundedTarget mixed in
+
+
+def bounded(agent_class):
+    """`agent_class` with BoundedTarget mixed in (one class each, made once)."""
+    if agent_class not in BOUNDED:
+        BOUNDED[agent_class] = type(f"Bounded{agent_class.__name__}", (BoundedTarget, agent_class), {})
+    return BOUNDED[agent_class]
+
+
 # train_rlpd.py's setup modes and the serl_launcher.utils.launcher factory it calls for each
 SETUP_MODES = {
     "single-arm-fixed-gripper": "make_sac_pixel_agent",
@@ -192,13 +217,15 @@ def make_sac_state_agent(
     temperature_min=0.0,
     critic_ensemble_size=2,
     grasp_critic_ensemble_size=1,
+    critic_target_max=None,
     kind="make_sac_pixel_agent",
     **create_kwargs,
 ):
     """The agent of HIL-SERL's factory `kind` (AGENT_KINDS): its networks, optimizers, temperature and discount,
     on the state alone; `critic_ensemble_size` critics (the factories' 2), `grasp_critic_ensemble_size` grasp
     critics (1: HIL-SERL's; more: ClippedGraspCritic), SAC's temperature never below `temperature_min`
-    (FlooredTemperature; 0: HIL-SERL's), `create_kwargs` to the class's `create` (its optimizers'
+    (FlooredTemperature; 0: HIL-SERL's), SAC's critic targets' next values at most `critic_target_max` (BoundedTarget;
+    None: HIL-SERL's), `create_kwargs` to the class's `create` (its optimizers'
     learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
     if grasp_critic_ensemble_size < 1:
@@ -236,7 +263,9 @@ def make_sac_state_agent(
             grasp_critic = ensemblize(grasp_critic, grasp_critic_ensemble_size)
             agent_class = CLIPPED_GRASP[agent_class]
         networks["grasp_critic_def"] = grasp_critic(name="grasp_critic")
-    return agent_class.create(
+    if critic_target_max is not None:
+        agent_class = bounded(agent_class)
+    agent = agent_class.create(
         jax.random.PRNGKey(seed),
         sample_obs,
         sample_action,
@@ -250,6 +279,9 @@ def make_sac_state_agent(
         target_entropy=target_entropy,
         **{"critic_subsample_size": None, **create_kwargs},
     )
+    if critic_target_max is not None:
+        agent = agent.replace(config={**agent.config, "critic_target_max": float(critic_target_max)})
+    return agent
 
 
 # the learner's pace (`pace`): at most `updates` batches drawn from the online buffer per transition put in it

@@ -49,6 +49,7 @@ store's online buffer waits before a batch while the learner is ahead.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from functools import partial
@@ -234,6 +235,8 @@ def make_sac_state_agent(
         raise ValueError(f"grasp_critic_ensemble_size: {agent_class.__name__} has no grasp critic")
     if not 0.0 <= temperature_min < temperature_init:
         raise ValueError(f"temperature_min {temperature_min}: at least 0 and below temperature_init {temperature_init}")
+    if critic_target_max is not None and not math.isfinite(critic_target_max):
+        raise ValueError(f"critic_target_max {critic_target_max}: a finite bound, or None for HIL-SERL's target")
     encoder = ProprioEncoder(name="encoder")
     network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256]}
     critic_backbone = ensemblize(partial(MLP, **network, activate_final=True), critic_ensemble_size)(

@@ -5,7 +5,8 @@ launched world's transitions are tests/test_state_experiment.py's).
 For the plain SACAgent and the dual-arm hybrid agent with its grasp critic ensemble:
 - a bound below every next value gives the target r + discount * mask * bound, computed here by hand;
 - a bound above every next value gives HIL-SERL's target, the unbounded agent's (the same seed, batch and rng);
-- the agent's class is HIL-SERL's (or ClippedGrasp's) with BoundedTarget mixed in, and updates stay finite.
+- the agent's class is HIL-SERL's (or ClippedGrasp's) with BoundedTarget mixed in, and updates stay finite;
+- a bound that is not a finite number is refused.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ for kind, dim, size, extra in (("make_sac_pixel_agent", 10, 6, {}),
         "high": [target(high), target(plain)],
         "finite": bool(np.isfinite(float(update["critic"]["critic_loss"]))),
     }
+    try:
+        make(critic_target_max=float("nan"))
+        report[kind]["refused"] = ""
+    except ValueError as error:
+        report[kind]["refused"] = str(error)
 print("@@ " + json.dumps(report), flush=True)
 """
 
@@ -65,4 +71,4 @@ def test_the_critic_target_bound_caps_the_next_values_and_else_is_hil_serl_s_tar
         assert abs(computed - by_hand) < 1e-5, checked
         bounded, plain = checked["high"]
         assert abs(bounded - plain) < 1e-6, checked
-        assert checked["finite"], checked
+        assert checked["finite"] and "a finite bound" in checked["refused"], checked

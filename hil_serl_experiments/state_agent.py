@@ -52,7 +52,7 @@ import json
 import math
 import os
 import threading
-from functools import partial
+from functools import cache, partial
 
 import flax.linen as nn
 import jax
@@ -159,14 +159,10 @@ class BoundedTarget:
         return jnp.minimum(super().forward_target_critic(observations, actions, rng), self.config["critic_target_max"])
 
 
-BOUNDED: dict = {}  # agent class -> its class with BoundedTarget mixed in
-
-
+@cache
 def bounded(agent_class):
     """`agent_class` with BoundedTarget mixed in (one class each, made once)."""
-    if agent_class not in BOUNDED:
-        BOUNDED[agent_class] = type(f"Bounded{agent_class.__name__}", (BoundedTarget, agent_class), {})
-    return BOUNDED[agent_class]
+    return type(f"Bounded{agent_class.__name__}", (BoundedTarget, agent_class), {})
 
 
 # train_rlpd.py's setup modes and the serl_launcher.utils.launcher factory it calls for each

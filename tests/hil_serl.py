@@ -152,6 +152,26 @@ class Session:
         self.process.wait()
 
 
+# a made-up batch for the agent-math checks (tests/test_grasp_critic.py, test_temperature_floor.py,
+# test_critic_target_bound.py): B transitions of a `dim` state and a `size` action, the grippers' columns -1, 0 or
+# 1, a grasp_penalty drawn from `penalties` where given; prepended to a check's snippet
+MADE_UP_BATCH = r"""
+import numpy as np
+from flax.core import frozen_dict
+
+
+def made_up_batch(rng, dim, size, B=16, grippers=(), penalties=()):
+    actions = rng.uniform(-1, 1, (B, size)).astype(np.float32)
+    actions[:, list(grippers)] = rng.choice([-1.0, 0.0, 1.0], (B, len(grippers)))
+    batch = {"observations": {"state": rng.normal(size=(B, 1, dim)).astype(np.float32)},
+             "next_observations": {"state": rng.normal(size=(B, 1, dim)).astype(np.float32)},
+             "actions": actions, "rewards": rng.choice([0.0, 1.0], B).astype(np.float32),
+             "masks": rng.choice([0.0, 1.0], B).astype(np.float32), "dones": np.zeros(B, bool)}
+    if penalties:
+        batch["grasp_penalty"] = rng.choice(penalties, B).astype(np.float32)
+    return frozen_dict.freeze(batch)
+"""
+
 # HIL-SERL's env built in its environment from a JSON spec (the snippet's first argument), unaltered:
 #   experiment   an example's name: its config's TrainConfig().get_environment(fake_env=False, classifier=False),
 #                each config class of `servers` ({class: url}) pointed at the test's world, DISPLAY_IMAGE off

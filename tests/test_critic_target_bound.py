@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import hil_serl
 
-CHECK = r"""
+CHECK = (
+    hil_serl.MADE_UP_BATCH
+    + r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import jax, numpy as np
-from flax.core import frozen_dict
 import state_agent
 
 report = {}
@@ -27,25 +28,16 @@ for kind, dim, size, extra in (("make_sac_pixel_agent", 10, 6, {}),
     sample = {"state": np.zeros((1, dim), np.float32)}
     make = lambda **kw: state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), kind=kind,
                                                          discount=0.9, **extra, **kw)
-    B = 16
-    batch = {"observations": {"state": rng.normal(size=(B, 1, dim)).astype(np.float32)},
-             "next_observations": {"state": rng.normal(size=(B, 1, dim)).astype(np.float32)},
-             "actions": rng.uniform(-1, 1, (B, size)).astype(np.float32),
-             "rewards": rng.choice([0.0, 1.0], B).astype(np.float32),
-             "masks": rng.choice([0.0, 1.0], B).astype(np.float32), "dones": np.zeros(B, bool)}
-    if extra:
-        batch["actions"][:, [6, 13]] = rng.choice([-1.0, 0.0, 1.0], (B, 2))
-        batch["grasp_penalty"] = np.zeros(B, np.float32)
-    batch = frozen_dict.freeze(batch)
+    batch = made_up_batch(rng, dim, size, grippers=[6, 13] if extra else [], penalties=[0.0] if extra else [])
     key = jax.random.PRNGKey(3)
     target = lambda agent: float(agent.critic_loss_fn(batch, agent.state.params, key)[1]["target_qs"])
     plain, low, high = make(), make(critic_target_max=-5.0), make(critic_target_max=1e6)
+    low_target = target(low)
     for _ in range(3):
         low, update = low.update(batch)
     report[kind] = {
         "classes": [type(plain).__name__, type(low).__name__, [c.__name__ for c in type(low).__mro__[:2]]],
-        "low": [target(make(critic_target_max=-5.0)),
-                float(np.mean(batch["rewards"] + 0.9 * batch["masks"] * -5.0))],
+        "low": [low_target, float(np.mean(batch["rewards"] + 0.9 * batch["masks"] * -5.0))],
         "high": [target(high), target(plain)],
         "finite": bool(np.isfinite(float(update["critic"]["critic_loss"]))),
     }
@@ -56,6 +48,7 @@ for kind, dim, size, extra in (("make_sac_pixel_agent", 10, 6, {}),
         report[kind]["refused"] = str(error)
 print("@@ " + json.dumps(report), flush=True)
 """
+)
 
 
 @hil_serl.may_build

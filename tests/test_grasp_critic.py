@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hil_serl
 
-CHECK = r"""
+CHECK = (
+    hil_serl.MADE_UP_BATCH
+    + r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import jax, numpy as np
@@ -31,14 +33,8 @@ for kind, dim, grippers in (("make_sac_pixel_agent_hybrid_single_arm", 25, [6]),
     agent = state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), kind=kind,
                                              grasp_critic_ensemble_size=3, discount=0.9)
     B = 16
-    actions = rng.uniform(-1, 1, (B, size)).astype(np.float32)
-    actions[:, grippers] = rng.choice([-1.0, 0.0, 1.0], (B, len(grippers)))
-    batch = frozen_dict.freeze({
-        "observations": {"state": rng.normal(size=(B, 1, dim)).astype(np.float32)},
-        "next_observations": {"state": rng.normal(size=(B, 1, dim)).astype(np.float32)},
-        "actions": actions, "rewards": rng.choice([0.0, 1.0], B).astype(np.float32),
-        "masks": rng.choice([0.0, 1.0], B).astype(np.float32), "dones": np.zeros(B, bool),
-        "grasp_penalty": rng.choice([0.0, -0.02], B).astype(np.float32)})
+    batch = made_up_batch(rng, dim, size, B, grippers, penalties=[0.0, -0.02])
+    actions = batch["actions"]
     agent, _ = agent.update(batch)  # the target apart from the online networks
     agent, _ = agent.update(batch)
     raw = lambda params, obs: np.asarray(agent.state.apply_fn({"params": params}, obs, name="grasp_critic"))
@@ -81,6 +77,7 @@ for kind, dim, grippers in (("make_sac_pixel_agent_hybrid_single_arm", 25, [6]),
     }
 print("@@ " + json.dumps(report), flush=True)
 """
+)
 
 
 @hil_serl.may_build

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hil_serl
 
-CHECK = r"""
+CHECK = (
+    hil_serl.MADE_UP_BATCH
+    + r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import jax, numpy as np
-from flax.core import frozen_dict
 import state_agent
 
 rng = np.random.default_rng(0)
@@ -30,12 +31,7 @@ plain, floored = make(), make(temperature_min=0.05)
 param = lambda agent: agent.state.params["modules_temperature"]
 lagrange = lambda agent: float(jax.tree_util.tree_leaves(param(agent))[0])
 softplus = lambda x: float(np.log1p(np.exp(x)))
-batch = frozen_dict.freeze({
-    "observations": {"state": rng.normal(size=(B, 1, dim)).astype(np.float32)},
-    "next_observations": {"state": rng.normal(size=(B, 1, dim)).astype(np.float32)},
-    "actions": rng.uniform(-1, 1, (B, size)).astype(np.float32),
-    "rewards": rng.choice([0.0, 1.0], B).astype(np.float32),
-    "masks": rng.choice([0.0, 1.0], B).astype(np.float32), "dones": np.zeros(B, bool)})
+batch = made_up_batch(rng, dim, size, B)
 start = [float(plain.forward_temperature()), float(floored.forward_temperature())]
 trained = floored
 for _ in range(30):
@@ -57,6 +53,7 @@ print("@@ " + json.dumps({
     "params": [sorted(param(plain)), sorted(param(floored))],
     "refused": refused}), flush=True)
 """
+)
 
 
 @hil_serl.may_build

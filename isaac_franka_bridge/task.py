@@ -69,9 +69,16 @@ def evaluate(spec: SuccessSpec, poses: Mapping[str, Pose], contacts: Iterable[fr
         return TaskState(success, detail, {"error_m": f"{error:.5f}", "touching": touching_value})
     if spec.kind == "held":
         holder = gripper(spec.by)
-        success = holder in others and others <= {holder}
-        detail = f"{spec.object} touches {touched}" + ("" if success else f" (success: held by {holder} alone)")
-        return TaskState(success, detail, {"touching": touching_value})
+        # `above`: clear of where it rests, so that an object that leaves its support for an instant and brushes
+        # the gripper on its way (a bar knocked off its posts) is not held
+        height = float(position[2])
+        clear = spec.above is None or height > spec.above
+        success = holder in others and others <= {holder} and clear
+        wanted = f"held by {holder} alone" + ("" if spec.above is None else f", above z {spec.above:g} m")
+        detail = f"{spec.object} touches {touched}" + ("" if success else f" (success: {wanted})")
+        if spec.above is not None:
+            detail += f", its z {height:.3f} m"
+        return TaskState(success, detail, {"touching": touching_value, "z_m": f"{height:.4f}"})
     # flipped: lying upside down on what it must rest on
     up = up_axis(quat)
     side = "up" if up > UPRIGHT_ABOVE else ("down" if up < FLIPPED_BELOW else "edge")

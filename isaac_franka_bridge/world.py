@@ -127,6 +127,7 @@ class SuccessSpec:
     position: tuple[float, ...] = ()  # placed: where the object's frame is when done, world frame [m]
     tolerance: float = 0.003  # placed: how far from it still counts [m]
     by: str = ""  # held: namespace of the robot whose gripper holds it (and nothing else touches it)
+    above: float | None = None  # held: the object's frame higher than this, world z [m] (clear of where it rests)
     resting_on: str = ""  # flipped: the object it must rest on, upside down
 
 
@@ -294,9 +295,14 @@ def check_task(task: TaskSpec, robots: Sequence[RobotSpec], objects: Sequence[Ob
             raise ValueError(f"{where}: tolerance must be > 0")
     if s.kind == "held" and s.by not in {r.namespace for r in robots}:
         raise ValueError(f"{where}: by '{s.by}' must name a robot of the world")  # (without a gripper: never held)
+    above = s.above
+    if above is not None:
+        if s.kind != "held":
+            raise ValueError(f"{where}: above is for kind held, not {s.kind}")
+        above = _numbers([above], 1, f"{where}: above")[0]
     if s.kind == "flipped" and s.resting_on not in names:
         raise ValueError(f"{where}: resting_on '{s.resting_on}' is not one of the world's objects")
-    return replace(task, success=replace(s, position=position, tolerance=tolerance))
+    return replace(task, success=replace(s, position=position, tolerance=tolerance, above=above))
 
 
 def check_places(places: Sequence[PlaceSpec], objects: Sequence[ObjectSpec], where: str) -> tuple[PlaceSpec, ...]:

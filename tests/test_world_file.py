@@ -70,6 +70,8 @@ def test_the_default_world_has_the_cube_the_tests_pick():
         ("robots: [{}]\ntask: {success: {kind: placed, object: b}}", "object 'b' is not one of the world's objects"),
         ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: placed, object: b}}", "position must be 3"),
         ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: held, object: b, by: x}}", "by 'x' must name"),
+        ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: held, object: b, above: .nan}}", "above must be"),
+        ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: flipped, object: b, above: 0.3}}", "above is for"),
         ("robots: [{}]\nobjects: [{name: b}]\ntask: {success: {kind: stacked, object: b}}", "kind 'stacked'"),
         ("robots: [{cameras: {w: {serial_number: 1}}}]", "camera 'w'"),
     ],
@@ -172,6 +174,13 @@ def test_task_success_is_computed_from_poses_and_contacts():
     assert not task.evaluate(held, pose, touching("right/gripper", "left/gripper")).success  # not handed over yet
     assert not task.evaluate(held, pose, touching("right/gripper", "posts")).success  # still resting on the posts
     assert not task.evaluate(held, pose, touching("left/gripper")).success
+    # clear of where it rests: a bar that leaves its posts for an instant, brushing the right gripper, is not held
+    lifted = SuccessSpec("held", "bar", by="right", above=0.34)
+    state = task.evaluate(lifted, {"bar": (np.array([0.6, 0.0, 0.315]), up)}, touching("right/gripper"))
+    assert not state.success and state.values["z_m"] == "0.3150", state
+    wanted = "(success: held by right/gripper alone, above z 0.34 m)"
+    assert state.detail == f"bar touches right/gripper {wanted}, its z 0.315 m", state.detail
+    assert task.evaluate(lifted, {"bar": (np.array([0.6, 0.0, 0.40]), up)}, touching("right/gripper")).success
     flipped = SuccessSpec("flipped", "egg", resting_on="pan")
     assert task.evaluate(flipped, {"egg": (np.zeros(3), down)}, [frozenset(("egg", "pan"))]).success
     state = task.evaluate(flipped, {"egg": (np.zeros(3), up)}, [frozenset(("egg", "pan"))])

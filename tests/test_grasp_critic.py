@@ -20,7 +20,6 @@ CHECK = (
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import jax, numpy as np
-from flax.core import frozen_dict
 import state_agent
 
 report = {}

@@ -16,10 +16,13 @@ stand-ins that HIL-SERL's experiment configs need, the run's `--agent` and `--tr
 `--state-scale` multiplies columns of the stored state (observation and next observation) before training: a probe
 of the state's representation without a new run. Record of its uses: benchmarks/learning/ablation/usb-critic-probe.json.
 
+After training, with the expert's demos (`--demos`), it sets the trained agent beside them as `--checkpoint` does
+(`imitation`, below): what the values it learned offline would make the policy and the grasp critic do there.
+
 `--checkpoint STEP` trains nothing: it restores the run's learner checkpoint STEP and sets the agent beside the
 expert on the states of the expert's demos (`imitation`): per arm and phase (before the expert's first close, its
 close presses, after), how closely the policy's mode moves the hand as the expert did, which gripper button the
-grasp critic would press (and, for one arm, by how much it prefers close to stay), and whether the SAC critic
+grasp critic would press and by how much it prefers closing that gripper to staying, and whether the SAC critic
 values the expert's arm action above the policy's own. What a run that never learned to grasp leaves open: the
 critic that does not prefer the expert, or the actor that does not follow the critic.
 """
@@ -96,11 +99,19 @@ def phases(expert: np.ndarray, dones: np.ndarray, gripper: int | None) -> dict[s
     return {"pick": ~after & ~pressed, "close": pressed, "carry": after & ~pressed}
 
 
+def close_margin(grasp_qs: np.ndarray, arm: int, arms: int) -> np.ndarray:
+    """The grasp critic's Q of closing arm `arm`'s gripper, every other gripper staying, less its Q of all staying,
+    per state. Its choices are the grippers' joint ones, the first gripper's the most significant digit in base 3
+    (each gripper's close / stay / open, the env's -1 / 0 / 1, is digit 0 / 1 / 2: the agents' own `+ 1`)."""
+    stay = sum(3**k for k in range(arms))  # every digit 1
+    return grasp_qs[:, stay - 3 ** (arms - 1 - arm)] - grasp_qs[:, stay]
+
+
 def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
     """The agent on the states of the expert's demos `data`, beside the expert's actions there (see the module's
     docstring): per arm and phase, the steps, the median cosine of the policy's (mode) hand translation with the
     expert's where the expert moves, both mean vertical translations, the share of steps where the grasp critic
-    presses close and open (for one arm also the median of its Q of close less its Q of stay), and the share
+    presses close and open, the median of its margin for closing (`close_margin`), and the share
     where the critic's (ensemble mean) Q of the expert's arm action is above that of the policy's mode."""
     import jax
 
@@ -117,8 +128,6 @@ def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
 
     prefers_expert = q(expert) > q(mode)
     grasp_qs = np.asarray(jax.device_get(agent.forward_grasp_critic(observations, rng=key, train=False)))
-    # one arm's grasp critic: its Q of close (the env's -1, index 0) less its Q of stay (0, index 1)
-    close_margin = grasp_qs[:, 0] - grasp_qs[:, 1] if grasp_qs.shape[-1] == 3 else None
     out = {}
     for index, (move, gripper) in enumerate(arms):
         for phase, mask in phases(expert, data["dones"], gripper).items():
@@ -136,8 +145,8 @@ def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
             if gripper is not None and mask.any():
                 row["grasp_close"] = round(float((mode[mask][:, gripper] < -PRESSED).mean()), 3)
                 row["grasp_open"] = round(float((mode[mask][:, gripper] > PRESSED).mean()), 3)
-                if close_margin is not None:
-                    row["close_margin_median"] = round(float(np.median(close_margin[mask])), 4)
+                margin = close_margin(grasp_qs, index, len(arms))
+                row["close_margin_median"] = round(float(np.median(margin[mask])), 4)
             out[f"arm{index}/{phase}"] = row
     return out
 
@@ -226,9 +235,13 @@ def main() -> None:
                     row[key] = round(float(found[0]), 4)
             figures.append(row)
             print(json.dumps(row), flush=True)
+    # the trained agent beside the expert's own demos, as --checkpoint sets a run's checkpoint there
+    final = imitation(agent, scaled(transitions(args.demos), scale), args.seed) if args.demos else None
+    if final:
+        print(json.dumps({"step": args.steps, "imitation": final}), flush=True)
     if args.record:
         record = {"run": str(args.run), "exp": args.exp, "agent": json.loads(agent_json), "discount": config.discount,
-                  "scale": scale, "figures": figures}  # fmt: skip
+                  "scale": scale, "figures": figures, "imitation": final}  # fmt: skip
         args.record.write_text(json.dumps(record, indent=1) + "\n")
 
 

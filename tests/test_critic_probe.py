@@ -5,7 +5,8 @@ reads are the expert's, recorded by tests/test_state_experiment.py's worlds).
 - An expert whose arm actions are the policy's own mode: the hand moves exactly as the policy would (cosine 1),
   and the critic cannot value the expert's action above the policy's (the same action).
 - An expert moving the hand the opposite way: cosine -1.
-- One arm's grasp critic also gives the median of its Q of close less its Q of stay; two arms' do not.
+- The grasp critic's margin for closing each arm's gripper (the others staying) over all staying, per arm: the
+  joint choices of two grippers read as train_rlpd.py's dual agent numbers them.
 - The phases of each arm come from that arm's own gripper presses, episode by episode: before its first close
   press, the presses, after (the next episode starts before a press again).
 """
@@ -46,6 +47,9 @@ for kind, dim, size in (("make_sac_pixel_agent_hybrid_single_arm", 25, 7),
         "itself": critic_probe.imitation(agent, {"observations": obs, "actions": itself, "dones": dones}, 0),
         "opposite": critic_probe.imitation(agent, {"observations": obs, "actions": opposite, "dones": dones}, 0),
     }
+qs = np.arange(9.0)[None] * 10.0 ** np.arange(9)[None]  # each joint choice its own power of ten
+report["margins"] = {"single": [float(critic_probe.close_margin(qs[:, :3], 0, 1)[0])],
+                     "dual": [float(critic_probe.close_margin(qs, arm, 2)[0]) for arm in (0, 1)]}
 print("@@ " + json.dumps(report), flush=True)
 """
 
@@ -65,8 +69,8 @@ def test_imitation_sets_the_policy_beside_the_experts_demos_per_arm_and_phase():
             assert row["critic_prefers_expert"] == 0.0, (name, row)  # the same action: never above itself
             assert row["policy_z"] == row["expert_z"] == -opposite[name]["expert_z"], (name, row)
             assert 0.0 <= row["grasp_close"] + row["grasp_open"] <= 1.0, (name, row)
-            # one arm's grasp critic (close / stay / open): its Q of close less stay; the dual one's nine joint
-            # choices have no such single margin
-            assert ("close_margin_median" in row) == (arms == 1), (name, row)
-            if arms == 1:
-                assert abs(row["close_margin_median"]) < 1e3, (name, row)
+            assert abs(row["close_margin_median"]) < 1e3, (name, row)
+    # the margin's choices: one arm, close (index 0) less stay (1); two arms (the first gripper's choice * 3 + the
+    # second's), the first closing and the second staying (0 * 3 + 1) less both staying (1 * 3 + 1), and the
+    # second closing (1 * 3 + 0) less both staying
+    assert report["margins"] == {"single": [0.0 - 10.0], "dual": [10.0 - 4e4, 3e3 - 4e4]}

@@ -139,8 +139,10 @@ def learn_a_little(
         flags = ("--checkpoint-path", str(saved), "--eval-steps", "300", "--episodes", "2", "--dir", str(tmp_path),
                  *(("--agent", agent) if agent else ()))  # fmt: skip
         evaluated = runner(urls, experiment, "evaluate", "--policy", "checkpoint", *flags, timeout=420)
-        if probe:  # the critic probe step on what the transitions' run kept, in HIL-SERL's environment, no world
-            probed = runner(urls, experiment, "probe", *flags[:2], *flags[6:], "--steps", "4", timeout=300)
+        if probe:  # the critic probe step on what the transitions' run kept, in HIL-SERL's environment, no world;
+            # its kept transitions also stand in for the expert's demos, which this run has none of
+            kept = [a for f in sorted((saved / "buffer").glob("*.pkl")) for a in ("--demo-path", str(f))]
+            probed = runner(urls, experiment, "probe", *flags[:2], *flags[6:], "--steps", "4", *kept, timeout=300)
     report = hil_serl.reported(output)
     # the checkpoint restored, acting alone, scored by the ground truth
     (run,) = evaluated["evaluation"]
@@ -206,6 +208,10 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
     probe = run["probe"]
     assert probe["exp"] == "usb_pickup_insertion_state" and [f["step"] for f in probe["figures"]] == [1, 2, 3, 4]
     assert all(math.isfinite(f["predicted_qs"]) and math.isfinite(f["predicted_grasp_qs"]) for f in probe["figures"])
+    # then the trained agent beside the demos' states, per phase of the gripper
+    rows = probe["imitation"]
+    assert sorted(rows) == ["arm0/carry", "arm0/close", "arm0/pick"] and sum(r["steps"] for r in rows.values()) > 0
+    assert all(math.isfinite(r["close_margin_median"]) for r in rows.values() if r["steps"]), rows
 
 
 @hil_serl.may_build

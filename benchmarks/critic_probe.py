@@ -127,7 +127,10 @@ def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
         return np.asarray(jax.device_get(qs)).mean(axis=0)
 
     prefers_expert = q(expert) > q(mode)
-    grasp_qs = np.asarray(jax.device_get(agent.forward_grasp_critic(observations, rng=key, train=False)))
+    hybrid = any(gripper is not None for _, gripper in arms)  # SACAgent (6 values) has no grasp critic
+    grasp_qs = (
+        np.asarray(jax.device_get(agent.forward_grasp_critic(observations, rng=key, train=False))) if hybrid else None
+    )
     out = {}
     for index, (move, gripper) in enumerate(arms):
         for phase, mask in phases(expert, data["dones"], gripper).items():

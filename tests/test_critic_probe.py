@@ -1,6 +1,6 @@
 """benchmarks/critic_probe.py's `imitation` (the `probe` step's --probe-checkpoint), in HIL-SERL's environment, on
-HIL-SERL's hybrid agents for one arm and for two (no world, no training: made-up states; the demos a run's probe
-reads are the expert's, recorded by tests/test_state_experiment.py's worlds).
+HIL-SERL's hybrid agents for one arm and for two, and its plain SACAgent (no world, no training: made-up states;
+the demos a run's probe reads are the expert's, recorded by tests/test_state_experiment.py's worlds).
 
 - An expert whose arm actions are the policy's own mode: the hand moves exactly as the policy would (cosine 1),
   and the critic cannot value the expert's action above the policy's (the same action).
@@ -9,6 +9,8 @@ reads are the expert's, recorded by tests/test_state_experiment.py's worlds).
   joint choices of two grippers read as train_rlpd.py's dual agent numbers them.
 - The phases of each arm come from that arm's own gripper presses, episode by episode: before its first close
   press, the presses, after (the next episode starts before a press again).
+- The plain SACAgent (no gripper) has one phase and no grasp critic to ask: the probe's offline training ends with
+  `imitation` for ram_insertion_state too.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ for kind, dim, size in (("make_sac_pixel_agent_hybrid_single_arm", 25, 7),
         "itself": critic_probe.imitation(agent, {"observations": obs, "actions": itself, "dones": dones}, 0),
         "opposite": critic_probe.imitation(agent, {"observations": obs, "actions": opposite, "dones": dones}, 0),
     }
+# the plain SACAgent (one arm, no gripper: its six values): one phase, no grasp critic to ask
+sac = state_agent.make_sac_state_agent(0, {"state": np.zeros((1, 18), np.float32)}, np.zeros(6, np.float32))
+obs = rng.normal(size=(T, 1, 18)).astype(np.float32)
+mode = np.asarray(sac.sample_actions(observations={"state": obs}, seed=jax.random.PRNGKey(0), argmax=True))
+report["make_sac_pixel_agent"] = critic_probe.imitation(sac, {"observations": obs, "actions": mode, "dones": dones}, 0)
 qs = np.arange(9.0)[None] * 10.0 ** np.arange(9)[None]  # each joint choice its own power of ten
 report["margins"] = {"single": [float(critic_probe.close_margin(qs[:, :3], 0, 1)[0])],
                      "dual": [float(critic_probe.close_margin(qs, arm, 2)[0]) for arm in (0, 1)]}
@@ -70,6 +77,9 @@ def test_imitation_sets_the_policy_beside_the_experts_demos_per_arm_and_phase():
             assert row["policy_z"] == row["expert_z"] == -opposite[name]["expert_z"], (name, row)
             assert 0.0 <= row["grasp_close"] + row["grasp_open"] <= 1.0, (name, row)
             assert abs(row["close_margin_median"]) < 1e3, (name, row)
+    (row,) = report["make_sac_pixel_agent"].values()
+    assert list(report["make_sac_pixel_agent"]) == ["arm0/all"] and row["steps"] == 40, report["make_sac_pixel_agent"]
+    assert abs(row["cosine_median"] - 1.0) < 1e-3 and "grasp_close" not in row and "close_margin_median" not in row
     # the margin's choices: one arm, close (index 0) less stay (1); two arms (the first gripper's choice * 3 + the
     # second's), the first closing and the second staying (0 * 3 + 1) less both staying (1 * 3 + 1), and the
     # second closing (1 * 3 + 0) less both staying

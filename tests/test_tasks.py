@@ -18,6 +18,9 @@ from example_configs import HZ, RAM_INSERTION, USB_PICKUP_INSERTION, euler_to_qu
 from harness import world_on_free_ports
 from scipy.spatial.transform import Rotation, Slerp
 
+from isaac_franka_bridge.controller import WrenchControllerParams
+from isaac_franka_bridge.controller.wrench import RESET_DURATION
+
 from conftest import Robot, isolated_launch, wait_until
 
 
@@ -295,14 +298,30 @@ def test_object_handover_succeeds_when_the_right_gripper_alone_holds_the_bar():
         assert np.linalg.norm(in_hand(right, "bar") - held) < SLIP, in_hand(right, "bar") - held
 
 
+def simulated_time(robot: Robot) -> float:
+    """The simulated clock [s], as the ground truth (10 Hz) last stamped it."""
+    return float(truth(robot)["stamp"])
+
+
+def wait_simulated(robot: Robot, seconds: float, wall_timeout: float = 30.0) -> None:
+    """Until `seconds` of simulated time have passed: what the controller's timers count. A loaded machine
+    stretches them in wall time (CI once sent the lift's wrenches 1.5 wall-clock seconds after /startwrench,
+    inside the 1 s joint move that ignores them, and read a 1.9 mm rise)."""
+    start = simulated_time(robot)
+    assert wait_until(lambda: simulated_time(robot) - start >= seconds, wall_timeout), (start, seconds)
+
+
 def rise(robot: Robot, before: np.ndarray, within: float = 1.0) -> float:
-    """The hand's highest rise above `before` within `within` s after a lift's last wrench. Each wrench acts for
-    0.1 s of simulated time (max_duration_between_commands) and the arm rises on after it: read at once, the rise
-    depends on how far the simulation has got (CI once read 7.9 mm right after the third step on a loaded
-    machine, where 20 mm and more is usual)."""
-    highest, end = -np.inf, time.monotonic() + within
-    while time.monotonic() < end:
+    """The hand's highest rise above `before` within `within` simulated s after a lift's last wrench. Each
+    wrench acts for 0.1 s of simulated time (max_duration_between_commands) and the arm rises on after it:
+    read at once, the rise depends on how far the simulation has got (CI once read 7.9 mm right after the
+    third step on a loaded machine, where 20 mm and more is usual)."""
+    start, highest = simulated_time(robot), -np.inf
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline:
         highest = max(highest, float(robot.pose()[2] - before[2]))
+        if simulated_time(robot) - start >= within:
+            break
         time.sleep(0.02)
     return highest
 
@@ -337,7 +356,7 @@ def test_egg_flip_server_drives_the_wrench_controller_and_the_egg_rides_in_the_p
         assert start["values"]["side"] == "up" and start["values"]["on"] == "true", start["detail"]
         assert robot.ok("startwrench") == "Started wrench"
         assert robot.session.get(robot.url + "health", timeout=5).json()["robot_mode"] == "wrench"
-        time.sleep(1.5)  # the controller's 1 s joint move to its reset joints
+        wait_simulated(robot, RESET_DURATION + 0.3)  # the controller's joint move to its reset joints
         before = robot.pose()
         for _ in range(3):  # 0.3 s of fz = +12 N (action +1 on z)
             assert robot.ok("wrench", {"arr": [0.0, 0.0, 12.0, 0.0, 0.0, 0.0]}) == "Moved"
@@ -345,8 +364,6 @@ def test_egg_flip_server_drives_the_wrench_controller_and_the_egg_rides_in_the_p
         assert (risen := rise(robot, before)) > 0.02, (before[:3], risen)
         riding = landed_in_pan(robot)
         assert riding["values"]["side"] == "up", riding["detail"]
-        from isaac_franka_bridge.controller import WrenchControllerParams
-
         # FrankaWrenchEnv.reset: /reset (the controller's 1 s joint move to its joints, then the original's 2 s
         # sleep), then /clearerr (its _recover). The move starts wherever the lift has taken the arm: its
         # spring and damper terms (each clipped to 10 Nm) can command a wrist joint past its 12 Nm limit when
@@ -424,7 +441,7 @@ def test_frankawrenchenvs_reset_and_steps_drive_the_egg_flip_controller():
         with hil_serl.Remote(spec, [robot.url]) as env:
             observation = env.reset()["observation"]
             assert observation["images"] == {"wrist_1": [128, 128, 3], "side": [128, 128, 3]}
-            time.sleep(1.0)  # the controller's joint move back to its reset joints
+            wait_simulated(robot, RESET_DURATION)  # the controller's joint move back to its reset joints
             start = robot.pose()
             for _ in range(3):
                 env.step([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])

@@ -1003,7 +1003,8 @@ def learning_section(experiment: str) -> str:
 
 
 def learning_records(experiment: str) -> list[Path]:
-    return sorted(LEARNING.glob(f"{experiment}-[0-9]*.json"))
+    """benchmarks/learning/<experiment>-<seed>.json, by seed (run 10 after run 9)."""
+    return sorted(LEARNING.glob(f"{experiment}-[0-9]*.json"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
 
 
 def learning(args) -> tuple[list[tuple[str, str]], str]:

@@ -105,7 +105,23 @@ class ProprioEncoder(nn.Module):
         return nn.tanh(nn.LayerNorm()(state))
 
 
-class ClippedGraspCritic:
+class GraspChoice:
+    """An agent's gripper values in its env action (`GRIPPERS`, set per class by `composed`)."""
+
+    GRIPPERS: tuple = ()
+
+    def grasp_choice(self, actions):
+        """The grasp choice of each env action, as the hybrid classes' own losses read it (0 <= choice < choices)."""
+        grippers = jnp.round(actions[..., list(self.GRIPPERS)]).astype(jnp.int32) + 1  # -1, 0, 1 -> 0, 1, 2
+        return (grippers * 3 ** jnp.arange(len(self.GRIPPERS))[::-1]).sum(axis=-1)  # dual: first gripper * 3 + second
+
+    def arm_actions(self, actions):
+        """The env actions without the gripper values: what the policy outputs and SAC's critics take."""
+        grippers = {g % actions.shape[-1] for g in self.GRIPPERS}
+        return actions[..., [i for i in range(actions.shape[-1]) if i not in grippers]]
+
+
+class ClippedGraspCritic(GraspChoice):
     """A hybrid agent's grasp critic as an ensemble (its module `ensemblize`d: the grasp critic's outputs are
     (members, batch, choices)): the gripper's choice and the target's next choice are the argmax of the members'
     mean, the target the members' minimum there (clipped double Q), each member fitted to it; the loss's figures
@@ -120,11 +136,6 @@ class ClippedGraspCritic:
         """The members' mean (what `sample_actions` takes the argmax of)."""
         return self.grasp_qs(observations, rng, grad_params=grad_params, train=train).mean(axis=0)
 
-    def grasp_choice(self, actions):
-        """The grasp choice of each env action, as the class's own loss reads it (0 <= choice < choices)."""
-        grippers = jnp.round(actions[..., self.GRIPPERS]).astype(jnp.int32) + 1  # -1, 0, 1 -> 0, 1, 2
-        return (grippers * 3 ** jnp.arange(len(self.GRIPPERS))[::-1]).sum(axis=-1)  # dual: first gripper * 3 + second
-
     def grasp_critic_loss_fn(self, batch, params, rng):
         rows = jnp.arange(batch["rewards"].shape[0])
         best_next = self.forward_grasp_critic(batch["next_observations"], rng=rng).argmax(axis=-1)
@@ -138,15 +149,42 @@ class ClippedGraspCritic:
                       "target_grasp_qs": target.mean(), "grasp_rewards": grasp_rewards.mean()}  # fmt: skip
 
 
-class ClippedGraspSingleArm(ClippedGraspCritic, SACAgentHybridSingleArm):
-    GRIPPERS = [-1]  # the action's last value
+def demo_half(batch):
+    """The demo half of a learner's batch: train_rlpd.py's learner (and the probe) concatenates an online batch and
+    a demo batch of half the batch size each, in that order (`concat_batches(batch, demo_batch)`); the demo buffer
+    holds the demos and every intervention, so each of these rows is the expert's action."""
+    return jax.tree_util.tree_map(lambda x: x[x.shape[0] // 2 :], batch)
 
 
-class ClippedGraspDualArm(ClippedGraspCritic, SACAgentHybridDualArm):
-    GRIPPERS = [6, 13]  # each arm's seventh value
+class DemoLosses(GraspChoice):
+    """Losses on the expert's actions beside the agent's own, on the demo half of each batch (`demo_half`):
+    - `demo_bc_weight` (the config's key; None: off): the actor's loss gains that weight times the mean squared
+      difference between the policy's mode and the expert's arm action (TD3+BC's term, at a fixed weight);
+    - `demo_grasp_margin` (None: off): the grasp critic's loss gains DQfD's large-margin term, the mean of
+      max over choices of (Q(s, a) + margin where a is not the expert's choice) - Q(s, expert's choice): at the
+      expert's states its choice is valued at least `margin` above the others.
+    Mixed in before an agent class (and before ClippedGraspCritic: the margin is on the members' mean, what the
+    gripper acts on)."""
 
+    def policy_loss_fn(self, batch, params, rng):
+        loss, info = super().policy_loss_fn(batch, params, rng)
+        if self.config["demo_bc_weight"] is None:
+            return loss, info
+        demo = demo_half(batch)
+        mode = self.forward_policy(demo["observations"], rng=rng, grad_params=params).mode()
+        imitation = jnp.mean((mode - self.arm_actions(demo["actions"])) ** 2)
+        return loss + self.config["demo_bc_weight"] * imitation, {**info, "demo_bc_loss": imitation}
 
-CLIPPED_GRASP = {SACAgentHybridSingleArm: ClippedGraspSingleArm, SACAgentHybridDualArm: ClippedGraspDualArm}
+    def grasp_critic_loss_fn(self, batch, params, rng):
+        loss, info = super().grasp_critic_loss_fn(batch, params, rng)
+        if self.config["demo_grasp_margin"] is None:
+            return loss, info
+        demo = demo_half(batch)
+        qs = self.forward_grasp_critic(demo["observations"], rng=rng, grad_params=params)
+        expert = jax.nn.one_hot(self.grasp_choice(demo["actions"]), qs.shape[-1])
+        expert_q = (qs * expert).sum(axis=-1)
+        margin = jnp.mean((qs + self.config["demo_grasp_margin"] * (1.0 - expert)).max(axis=-1) - expert_q)
+        return loss + margin, {**info, "demo_grasp_margin_loss": margin}
 
 
 class BoundedTarget:
@@ -159,10 +197,17 @@ class BoundedTarget:
         return jnp.minimum(super().forward_target_critic(observations, actions, rng), self.config["critic_target_max"])
 
 
+# each agent class's gripper values in its env action (GraspChoice)
+GRIPPERS = {SACAgent: (), SACAgentHybridSingleArm: (-1,), SACAgentHybridDualArm: (6, 13)}  # dual: each arm's 7th
+
+
 @cache
-def bounded(agent_class):
-    """`agent_class` with BoundedTarget mixed in (one class each, made once)."""
-    return type(f"Bounded{agent_class.__name__}", (BoundedTarget, agent_class), {})
+def composed(agent_class, mixins: tuple):
+    """`agent_class` with `mixins` mixed in before it, in that order (one class each, made once)."""
+    if not mixins:
+        return agent_class
+    name = "".join(mixin.__name__ for mixin in mixins) + agent_class.__name__
+    return type(name, (*mixins, agent_class), {"GRIPPERS": GRIPPERS[agent_class]})
 
 
 # train_rlpd.py's setup modes and the serl_launcher.utils.launcher factory it calls for each
@@ -215,6 +260,8 @@ def make_sac_state_agent(
     critic_ensemble_size=2,
     grasp_critic_ensemble_size=1,
     critic_target_max=None,
+    demo_bc_weight=None,
+    demo_grasp_margin=None,
     kind="make_sac_pixel_agent",
     **create_kwargs,
 ):
@@ -222,7 +269,8 @@ def make_sac_state_agent(
     on the state alone; `critic_ensemble_size` critics (the factories' 2), `grasp_critic_ensemble_size` grasp
     critics (1: HIL-SERL's; more: ClippedGraspCritic), SAC's temperature never below `temperature_min`
     (FlooredTemperature; 0: HIL-SERL's), SAC's critic targets' next values at most `critic_target_max` (BoundedTarget;
-    None: HIL-SERL's), `create_kwargs` to the class's `create` (its optimizers'
+    None: HIL-SERL's), the expert's actions in the actor's and the grasp critic's losses at `demo_bc_weight` and
+    `demo_grasp_margin` (DemoLosses; None: HIL-SERL's), `create_kwargs` to the class's `create` (its optimizers'
     learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
     if grasp_critic_ensemble_size < 1:
@@ -233,6 +281,12 @@ def make_sac_state_agent(
         raise ValueError(f"temperature_min {temperature_min}: at least 0 and below temperature_init {temperature_init}")
     if critic_target_max is not None and not math.isfinite(critic_target_max):
         raise ValueError(f"critic_target_max {critic_target_max}: a finite bound, or None for HIL-SERL's target")
+    if demo_bc_weight is not None and not (math.isfinite(demo_bc_weight) and demo_bc_weight > 0):
+        raise ValueError(f"demo_bc_weight {demo_bc_weight}: a positive weight, or None for HIL-SERL's actor loss")
+    if demo_grasp_margin is not None and not (math.isfinite(demo_grasp_margin) and demo_grasp_margin > 0):
+        raise ValueError(f"demo_grasp_margin {demo_grasp_margin}: a positive margin, or None for HIL-SERL's loss")
+    if demo_grasp_margin is not None and not grasp_outputs:
+        raise ValueError(f"demo_grasp_margin: {agent_class.__name__} has no grasp critic")
     encoder = ProprioEncoder(name="encoder")
     network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256]}
     critic_backbone = ensemblize(partial(MLP, **network, activate_final=True), critic_ensemble_size)(
@@ -260,10 +314,13 @@ def make_sac_state_agent(
         grasp_critic = partial(GraspCritic, encoder=encoder, network=MLP(**network), output_dim=grasp_outputs)
         if grasp_critic_ensemble_size > 1:  # each member its own encoder, network and output layer
             grasp_critic = ensemblize(grasp_critic, grasp_critic_ensemble_size)
-            agent_class = CLIPPED_GRASP[agent_class]
         networks["grasp_critic_def"] = grasp_critic(name="grasp_critic")
-    if critic_target_max is not None:
-        agent_class = bounded(agent_class)
+    mixins = (
+        *([DemoLosses] if demo_bc_weight is not None or demo_grasp_margin is not None else []),
+        *([BoundedTarget] if critic_target_max is not None else []),
+        *([ClippedGraspCritic] if grasp_critic_ensemble_size > 1 else []),
+    )
+    agent_class = composed(agent_class, mixins)
     agent = agent_class.create(
         jax.random.PRNGKey(seed),
         sample_obs,
@@ -278,9 +335,9 @@ def make_sac_state_agent(
         target_entropy=target_entropy,
         **{"critic_subsample_size": None, **create_kwargs},
     )
-    if critic_target_max is not None:
-        agent = agent.replace(config={**agent.config, "critic_target_max": float(critic_target_max)})
-    return agent
+    extra = {"critic_target_max": critic_target_max, "demo_bc_weight": demo_bc_weight,
+             "demo_grasp_margin": demo_grasp_margin}  # fmt: skip
+    return agent.replace(config={**agent.config, **{k: v if v is None else float(v) for k, v in extra.items()}})
 
 
 # the learner's pace (`pace`): at most `updates` batches drawn from the online buffer per transition put in it

@@ -5,7 +5,7 @@ launched world's transitions are tests/test_state_experiment.py's).
 For the plain SACAgent and the dual-arm hybrid agent with its grasp critic ensemble:
 - a bound below every next value gives the target r + discount * mask * bound, computed here by hand;
 - a bound above every next value gives HIL-SERL's target, the unbounded agent's (the same seed, batch and rng);
-- the agent's class is HIL-SERL's (or ClippedGrasp's) with BoundedTarget mixed in, and updates stay finite;
+- the agent's class is HIL-SERL's (or with ClippedGraspCritic) with BoundedTarget mixed in first, and updates stay finite;
 - a bound that is not a finite number is refused.
 """
 
@@ -56,10 +56,11 @@ def test_the_critic_target_bound_caps_the_next_values_and_else_is_hil_serl_s_tar
     report = hil_serl.check(CHECK, timeout=600)
     for kind, hil_serls in (
         ("make_sac_pixel_agent", "SACAgent"),
-        ("make_sac_pixel_agent_hybrid_dual_arm", "ClippedGraspDualArm"),
+        ("make_sac_pixel_agent_hybrid_dual_arm", "ClippedGraspCriticSACAgentHybridDualArm"),
     ):
         checked = report[kind]
-        assert checked["classes"] == [hil_serls, f"Bounded{hil_serls}", [f"Bounded{hil_serls}", "BoundedTarget"]]
+        bounded = f"BoundedTarget{hil_serls}"
+        assert checked["classes"] == [hil_serls, bounded, [bounded, "BoundedTarget"]], checked
         computed, by_hand = checked["low"]
         assert abs(computed - by_hand) < 1e-5, checked
         bounded, plain = checked["high"]

@@ -83,8 +83,8 @@ print("@@ " + json.dumps(report), flush=True)
 def test_the_grasp_critic_ensemble_takes_its_members_minimum_at_their_means_choice():
     report = hil_serl.check(CHECK, timeout=600)
     for kind, hil_serls, ours, choices in (
-        ("make_sac_pixel_agent_hybrid_single_arm", "SACAgentHybridSingleArm", "ClippedGraspSingleArm", 3),
-        ("make_sac_pixel_agent_hybrid_dual_arm", "SACAgentHybridDualArm", "ClippedGraspDualArm", 9),
+        ("make_sac_pixel_agent_hybrid_single_arm", "SACAgentHybridSingleArm", "ClippedGraspCriticSACAgentHybridSingleArm", 3),
+        ("make_sac_pixel_agent_hybrid_dual_arm", "SACAgentHybridDualArm", "ClippedGraspCriticSACAgentHybridDualArm", 9),
     ):
         checked = report[kind]
         assert checked["classes"] == [hil_serls, ours], checked

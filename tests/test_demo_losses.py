@@ -1,0 +1,93 @@
+"""state_agent.DemoLosses (`demo_bc_weight`, `demo_grasp_margin`): the expert's actions in the actor's and the
+grasp critic's losses, on the demo half of each batch (train_rlpd.py's learner concatenates its online batch, then
+its demo batch). Checked in HIL-SERL's environment on the agent math alone, a made-up batch (no world: the agents
+learning from a launched world's transitions are tests/test_state_experiment.py's).
+
+For the single-arm hybrid agent (one grasp critic, HIL-SERL's) and the dual-arm one (two, ClippedGraspCritic):
+- the actor's loss is HIL-SERL's plus the weight times the mean squared difference between the policy's mode and
+  the expert's arm actions (the gripper values left out) over the demo half, computed here from the networks;
+- the grasp critic's loss is HIL-SERL's (or the ensemble's) plus DQfD's margin term over the demo half, computed
+  here from the grasp critic's raw outputs;
+- trained on the batch, the grasp critic ranks the expert's choice first at every demo row, and updates stay
+  finite; the plain SACAgent refuses the margin (no grasp critic), and no weight or margin is taken below 0.
+"""
+
+from __future__ import annotations
+
+import hil_serl
+
+CHECK = (
+    hil_serl.MADE_UP_BATCH
+    + r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import jax, numpy as np
+import state_agent
+
+report = {}
+rng = np.random.default_rng(0)
+W, M, B = 0.5, 0.1, 16
+for kind, dim, grippers, extra in (("make_sac_pixel_agent_hybrid_single_arm", 25, [6], {}),
+                                   ("make_sac_pixel_agent_hybrid_dual_arm", 32, [6, 13],
+                                    {"grasp_critic_ensemble_size": 2})):
+    size = 7 * len(grippers)
+    sample = {"state": np.zeros((1, dim), np.float32)}
+    make = lambda **kw: state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), kind=kind,
+                                                         discount=0.9, **extra, **kw)
+    plain, agent = make(), make(demo_bc_weight=W, demo_grasp_margin=M)
+    batch = made_up_batch(rng, dim, size, B, grippers, penalties=[0.0, -0.02])
+    key = jax.random.PRNGKey(2)
+    params = agent.state.params
+    demo = {"state": batch["observations"]["state"][B // 2:]}
+    arm = np.delete(np.asarray(batch["actions"]), grippers, axis=1)[B // 2:]
+    mode = np.asarray(agent.forward_policy(demo, rng=key, grad_params=params).mode())
+    actor = [float(agent.policy_loss_fn(batch, params, key)[0] - plain.policy_loss_fn(batch, params, key)[0]),
+             W * float(((mode - arm) ** 2).mean())]
+    raw = np.asarray(agent.state.apply_fn({"params": params}, demo, name="grasp_critic"))
+    qs = raw.mean(axis=0) if raw.ndim == 3 else raw
+    choice = np.zeros(B // 2, int)
+    for gripper in grippers:
+        choice = choice * 3 + np.round(np.asarray(batch["actions"])[B // 2:, gripper]).astype(int) + 1
+    expert = np.eye(qs.shape[-1])[choice]
+    by_hand = ((qs + M * (1 - expert)).max(axis=-1) - (qs * expert).sum(axis=-1)).mean()
+    grasp = [float(agent.grasp_critic_loss_fn(batch, params, key)[0] - plain.grasp_critic_loss_fn(batch, params, key)[0]),
+             float(by_hand)]
+    for _ in range(300):
+        agent, update = agent.update(batch)
+    raw = np.asarray(agent.state.apply_fn({"params": agent.state.params}, demo, name="grasp_critic"))
+    ranked = (raw.mean(axis=0) if raw.ndim == 3 else raw).argmax(axis=-1)
+    refused = []
+    for wrong in ({"kind": "make_sac_pixel_agent", "demo_grasp_margin": M}, {"kind": kind, "demo_bc_weight": 0.0},
+                  {"kind": kind, "demo_grasp_margin": -1.0}):
+        try:
+            state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), **wrong)
+            refused.append("")
+        except ValueError as error:
+            refused.append(str(error))
+    report[kind] = {
+        "class": type(agent).__name__, "actor": actor, "grasp": grasp,
+        "ranked": [int(c) for c in ranked], "expert": [int(c) for c in choice],
+        "finite": bool(np.isfinite(float(update["actor"]["demo_bc_loss"]))
+                       and np.isfinite(float(update["grasp_critic"]["demo_grasp_margin_loss"]))),
+        "refused": refused,
+    }
+print("@@ " + json.dumps(report), flush=True)
+"""
+)
+
+
+@hil_serl.may_build
+def test_demo_losses_add_the_experts_imitation_and_margin_on_the_demo_half():
+    report = hil_serl.check(CHECK, timeout=600)
+    for kind, cls in (
+        ("make_sac_pixel_agent_hybrid_single_arm", "DemoLossesSACAgentHybridSingleArm"),
+        ("make_sac_pixel_agent_hybrid_dual_arm", "DemoLossesClippedGraspCriticSACAgentHybridDualArm"),
+    ):
+        checked = report[kind]
+        assert checked["class"] == cls, checked
+        for name in ("actor", "grasp"):
+            computed, by_hand = checked[name]
+            assert by_hand > 0 and abs(computed - by_hand) < 1e-4 * max(1.0, by_hand), (name, checked)
+        assert checked["ranked"] == checked["expert"] and checked["finite"], checked
+        no_grasp, weight, margin = checked["refused"]
+        assert "has no grasp critic" in no_grasp and "positive weight" in weight and "positive margin" in margin

@@ -5,7 +5,8 @@ launched world's transitions are tests/test_state_experiment.py's).
 For the plain SACAgent and the dual-arm hybrid agent with its grasp critic ensemble:
 - a bound below every next value gives the target r + discount * mask * bound, computed here by hand;
 - a bound above every next value gives HIL-SERL's target, the unbounded agent's (the same seed, batch and rng);
-- the agent's class is HIL-SERL's (or with ClippedGraspCritic) with BoundedTarget mixed in first, and updates stay finite;
+- the agent's class is HIL-SERL's (or with ClippedGraspCritic) with BoundedTarget mixed in first, and updates
+  stay finite;
 - a bound that is not a finite number is refused.
 """
 

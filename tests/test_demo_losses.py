@@ -50,8 +50,8 @@ for kind, dim, grippers, extra in (("make_sac_pixel_agent_hybrid_single_arm", 25
         choice = choice * 3 + np.round(np.asarray(batch["actions"])[B // 2:, gripper]).astype(int) + 1
     expert = np.eye(qs.shape[-1])[choice]
     by_hand = ((qs + M * (1 - expert)).max(axis=-1) - (qs * expert).sum(axis=-1)).mean()
-    grasp = [float(agent.grasp_critic_loss_fn(batch, params, key)[0] - plain.grasp_critic_loss_fn(batch, params, key)[0]),
-             float(by_hand)]
+    grasp_loss = lambda a: float(a.grasp_critic_loss_fn(batch, params, key)[0])
+    grasp = [grasp_loss(agent) - grasp_loss(plain), float(by_hand)]
     for _ in range(300):
         agent, update = agent.update(batch)
     raw = np.asarray(agent.state.apply_fn({"params": agent.state.params}, demo, name="grasp_critic"))

@@ -37,9 +37,11 @@ network with a double-Q target overestimated on every usb_pickup_insertion_state
 (docs/learning.md); `grasp_critic_loss_fn` is written to be overridden by a subclass ("classes that inherit this
 class can change this function"), and that is all this changes.
 
-Two more agent hyperparameters are this repository's own, each off by default: `temperature_min` keeps SAC's
+More agent hyperparameters are this repository's own, each off by default: `temperature_min` keeps SAC's
 temperature at or above a floor (`FlooredTemperature`), `critic_target_max` bounds the next values in SAC's critic
-target (`BoundedTarget`, mixed in as ClippedGraspCritic is).
+target (`BoundedTarget`, mixed in as ClippedGraspCritic is), `demo_bc_weight` and `demo_grasp_margin` add the
+expert's actions to the actor's and the grasp critic's losses on the demo half of each batch (`DemoLosses`: TD3+BC's
+term and DQfD's large margin). `composed` makes the agent class from HIL-SERL's and the mixins a run asks for.
 
 `pace` holds train_rlpd.py's learner to at most N critic updates per transition the actors send (the TrainConfig's
 `max_updates_per_transition`; None, the default: as fast as it can, as train_rlpd.py's learner runs): the state

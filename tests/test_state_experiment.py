@@ -239,7 +239,7 @@ def test_the_two_arm_config_gives_the_bars_privileged_pose_and_the_dual_hybrid_a
     assert abs(bar[0]) < 10 and abs(bar[1] - 10) < 10 and abs(bar[2] + 110) < 10, bar
     assert all(reward == 0 and not succeed for reward, succeed in report["rewards"])
     assert -0.02 in report["penalties"] and set(report["penalties"]) <= {0.0, -0.02, -0.04}, report["penalties"]
-    assert report["agent"] == "ClippedGraspDualArm" and report["finite"], report
+    assert report["agent"] == "ClippedGraspCriticSACAgentHybridDualArm" and report["finite"], report
     networks = ["modules_actor", "modules_critic", "modules_grasp_critic", "modules_temperature"]
     assert report["changed_networks"] == networks, report
     action = report["policy_action"]

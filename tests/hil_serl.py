@@ -152,12 +152,17 @@ class Session:
         self.process.wait()
 
 
-# a made-up batch for the agent-math checks (tests/test_grasp_critic.py, test_temperature_floor.py,
-# test_critic_target_bound.py): B transitions of a `dim` state and a `size` action, the grippers' columns -1, 0 or
-# 1, a grasp_penalty drawn from `penalties` where given; prepended to a check's snippet
-MADE_UP_BATCH = r"""
+# the start of each agent-math check's snippet (tests/test_grasp_critic.py, test_temperature_floor.py,
+# test_critic_target_bound.py, test_demo_losses.py), run in HIL-SERL's environment with hil_serl_experiments/ as its
+# first argument: state_agent imported; `made_up_batch`, B transitions of a `dim` state and a `size` action, the
+# grippers' columns -1, 0 or 1, a grasp_penalty drawn from `penalties` where given; `refusal`, what a maker refuses
+AGENT_MATH = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import jax
 import numpy as np
 from flax.core import frozen_dict
+import state_agent
 
 
 def made_up_batch(rng, dim, size, B=16, grippers=(), penalties=()):
@@ -170,6 +175,14 @@ def made_up_batch(rng, dim, size, B=16, grippers=(), penalties=()):
     if penalties:
         batch["grasp_penalty"] = rng.choice(penalties, B).astype(np.float32)
     return frozen_dict.freeze(batch)
+
+
+def refusal(make, **kwargs):  # the message of the ValueError with which make(**kwargs) refuses, or ""
+    try:
+        make(**kwargs)
+        return ""
+    except ValueError as error:
+        return str(error)
 """
 
 # HIL-SERL's env built in its environment from a JSON spec (the snippet's first argument), unaltered:

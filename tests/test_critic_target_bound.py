@@ -15,12 +15,8 @@ from __future__ import annotations
 import hil_serl
 
 CHECK = (
-    hil_serl.MADE_UP_BATCH
+    hil_serl.AGENT_MATH
     + r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import jax, numpy as np
-import state_agent
 
 report = {}
 rng = np.random.default_rng(0)
@@ -42,11 +38,7 @@ for kind, dim, size, extra in (("make_sac_pixel_agent", 10, 6, {}),
         "high": [target(high), target(plain)],
         "finite": bool(np.isfinite(float(update["critic"]["critic_loss"]))),
     }
-    try:
-        make(critic_target_max=float("nan"))
-        report[kind]["refused"] = ""
-    except ValueError as error:
-        report[kind]["refused"] = str(error)
+    report[kind]["refused"] = refusal(make, critic_target_max=float("nan"))
 print("@@ " + json.dumps(report), flush=True)
 """
 )

@@ -17,12 +17,8 @@ from __future__ import annotations
 import hil_serl
 
 CHECK = (
-    hil_serl.MADE_UP_BATCH
+    hil_serl.AGENT_MATH
     + r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import jax, numpy as np
-import state_agent
 
 report = {}
 rng = np.random.default_rng(0)
@@ -56,14 +52,9 @@ for kind, dim, grippers, extra in (("make_sac_pixel_agent_hybrid_single_arm", 25
         agent, update = agent.update(batch)
     raw = np.asarray(agent.state.apply_fn({"params": agent.state.params}, demo, name="grasp_critic"))
     ranked = (raw.mean(axis=0) if raw.ndim == 3 else raw).argmax(axis=-1)
-    refused = []
-    for wrong in ({"kind": "make_sac_pixel_agent", "demo_grasp_margin": M}, {"kind": kind, "demo_bc_weight": 0.0},
-                  {"kind": kind, "demo_grasp_margin": -1.0}):
-        try:
-            state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), **wrong)
-            refused.append("")
-        except ValueError as error:
-            refused.append(str(error))
+    maker = lambda **kw: state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), **kw)
+    refused = [refusal(maker, kind="make_sac_pixel_agent", demo_grasp_margin=M),
+               refusal(maker, kind=kind, demo_bc_weight=0.0), refusal(maker, kind=kind, demo_grasp_margin=-1.0)]
     report[kind] = {
         "class": type(agent).__name__, "actor": actor, "grasp": grasp,
         "ranked": [int(c) for c in ranked], "expert": [int(c) for c in choice],

@@ -15,12 +15,8 @@ from __future__ import annotations
 import hil_serl
 
 CHECK = (
-    hil_serl.MADE_UP_BATCH
+    hil_serl.AGENT_MATH
     + r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import jax, numpy as np
-import state_agent
 
 rng = np.random.default_rng(0)
 dim, size, B = 10, 6, 16
@@ -40,13 +36,7 @@ down = jax.tree_util.tree_map(lambda leaf: leaf * 0 - 50.0, param(floored))  # s
 low = float(floored.forward_temperature(grad_params={**floored.state.params, "modules_temperature": down}))
 entropy = np.float32(3.0)
 penalty = [float(plain.temperature_lagrange_penalty(entropy)), float(floored.temperature_lagrange_penalty(entropy))]
-refused = []
-for wrong in (0.1, 0.2, -0.01):
-    try:
-        make(temperature_min=wrong)
-        refused.append("")
-    except ValueError as error:
-        refused.append(str(error))
+refused = [refusal(make, temperature_min=wrong) for wrong in (0.1, 0.2, -0.01)]
 print("@@ " + json.dumps({
     "start": start, "low": low, "trained": float(trained.forward_temperature()),
     "trained_by_hand": 0.05 + softplus(lagrange(trained)), "penalty": penalty,

@@ -294,6 +294,8 @@ class FrankaRosClient(Node):
                 if time.monotonic() < wait_until:
                     time.sleep(STALE_POLL)
                     continue
+                if attempts:  # fresh ticks came during the wait and none was whole: that is the cause, not the quiet
+                    break  # since (which way the race at wait_until fell once decided the message)
                 raise RobotUnavailable(
                     f"robot state is stale: the last one arrived {age:.2f} s ago (robot or simulator stopped?)"
                 )

@@ -316,6 +316,22 @@ def test_an_episode_without_success_says_where_the_usb_line_up_stood():
     assert usb.standing() == "line up with the port: the plug 16.3 mm out, 2.1 mm aside, yawed -1.5 deg"
 
 
+def test_an_episode_without_success_says_where_the_handover_grasp_stood():
+    """Taking the bar, the handover expert names the arm, the hand against its grasp, and the grasp against that
+    arm's limits; a grasp the limits keep the hand from says so. Its own state, no server."""
+    handover = EXPERTS["object_handover"](["http://127.0.0.1:9/", "http://127.0.0.1:8/"], log=lambda m: None)
+    assert handover.standing() == "not begun"
+    right, rot = handover.arms[1], handover.RIGHT_ROT
+    right.hand = Pose(np.array([0.5, 0.0, 0.45]), rot)
+    handover.phase, handover.aim = "right hand to the bar", (1, Pose(np.array([0.5, 0.03, 0.4]), rot))
+    assert handover.standing() == (
+        "right hand to the bar: the right arm: the hand 30.0 mm aside of the grasp, +50.0 mm above it, turned 0.0 deg "
+        "from it; the grasp at [0.5, 0.03, 0.4] (limits [0.32, -0.01, 0.36] to [0.67, 0.01, 0.5], beyond them)"
+    )
+    handover.aim = (1, Pose(np.array([0.5, 0.0, 0.4]), rot))
+    assert handover.standing().endswith("(limits [0.32, -0.01, 0.36] to [0.67, 0.01, 0.5])")
+
+
 class UsbExpert:
     """The usb expert on its own state and a ground truth written here, no server: each tick, where the stick and
     the hand are (the gripper closed); the actions and buttons it sends are kept."""

@@ -89,6 +89,17 @@ class Arm:
         """The goal inside the env's position limits (it would clip the command there anyway)."""
         return Pose(np.clip(goal.pos, self.config.low, self.config.high), goal.rot)
 
+    def aiming(self, grasp: Pose) -> str:
+        """The hand against a grasp it goes for, and the grasp against the env's limits (what a grasp that never
+        comes needs to be understood)."""
+        lateral, height, turned = against(self.hand, grasp)
+        beyond = "" if np.allclose(self.clamp(grasp).pos, grasp.pos) else ", beyond them"
+        return (
+            f"the hand {lateral * 1000:.1f} mm aside of the grasp, {height * 1000:+.1f} mm above it, turned "
+            f"{np.degrees(turned):.1f} deg from it; the grasp at {np.round(grasp.pos, 4).tolist()} "
+            f"({self.config.limits}{beyond})"
+        )
+
     def command(self, action=None, gripper: str | None = None) -> None:
         """Deflect the cap for `action` (6, base frame) and press `gripper`: 'close' (left), 'open' (right)."""
         if self.config.gripper == "fixed":
@@ -394,7 +405,7 @@ class UsbPickupInsertion(Expert):
         self.closing = 0  # ticks the left button has been held
         self.deepest = (-np.inf, 0)  # inserting: the plug's deepest depth so far [m], and the tick it got there
         self.plug: tuple[float, float, float] | None = None  # holding it: the plug's depth, lateral [m], yaw [rad]
-        self.pick: tuple[Pose, Pose] | None = None  # taking it: the hand and the grasp it aims at
+        self.pick: Pose | None = None  # taking it: the grasp it aims at
         self.lean = np.zeros(2)  # lining up: the push beyond the error that the static friction holds back [m]
         self.was = None  # lining up: where the stick was at the last tick (xy) [m]
         self.hovering = 0  # ticks the held stick has been HOVERING above the hole's height
@@ -404,12 +415,7 @@ class UsbPickupInsertion(Expert):
         of yaw and the plug 11-19 mm out). Taking it: the hand against the grasp, and the grasp against the env's
         limits (a stick pushed where the hand cannot take it)."""
         if self.pick is not None:
-            lateral, height, turned = against(*self.pick)
-            return (
-                f"{self.phase}: the hand {lateral * 1000:.1f} mm aside of the grasp, {height * 1000:+.1f} mm above "
-                f"it, turned {np.degrees(turned):.1f} deg from it; the grasp at "
-                f"{np.round(self.pick[1].pos, 4).tolist()} ({self.arms[0].config.limits})"
-            )
+            return f"{self.phase}: {self.arms[0].aiming(self.pick)}"
         if self.plug is None or self.phase not in ("line up with the port", "insert"):
             return super().standing()
         depth, lateral, turn = self.plug
@@ -501,7 +507,7 @@ class UsbPickupInsertion(Expert):
         along = usb.rot.apply([1.0, 0.0, 0.0])
         hand_rot = Rotation.from_euler("xyz", [np.pi, 0.0, np.arctan2(along[1], along[0])])
         grasp = Pose(usb.pos + [0.0, 0.0, self.GRASP_HEIGHT], hand_rot)
-        self.plug, self.pick = None, (arm.hand, grasp)
+        self.plug, self.pick = None, grasp
         action, button, self.closing = self.take(arm, grasp, self.PICK, self.closing, "the stick")
         arm.command(action, button)
 
@@ -562,9 +568,19 @@ class ObjectHandover(Expert):
         super().__init__(*args, **kwargs)
         self.closing = [0, 0]
         self.bases: list[Pose] = []  # each arm's base in the world (GET /task of its server)
+        self.aim: tuple[int, Pose] | None = None  # this tick: the arm taking the bar, and its grasp (its base frame)
+
+    def standing(self) -> str:
+        """Taking the bar: which hand, the hand against its grasp, and the grasp against that arm's limits (after a
+        policy's own pick the right hand's grasp can lie where its env's limits keep it from)."""
+        if self.aim is None:
+            return super().standing()
+        index, grasp = self.aim
+        return f"{self.phase}: the {('left', 'right')[index]} arm: {self.arms[index].aiming(grasp)}"
 
     def approach(self, index: int, arm: Arm, grasp: Pose) -> tuple[np.ndarray, str | None]:
         """Action and button to come down on `grasp` from above, open, and close there."""
+        self.aim = (index, grasp)
         action, button, self.closing[index] = self.take(arm, grasp, self.PICK, self.closing[index])
         return action, button
 
@@ -585,6 +601,7 @@ class ObjectHandover(Expert):
         right_point = bar_world.pos + self.RIGHT_GRIP * along
         left_action, left_button = np.zeros(6), None
         right_action, right_button = np.zeros(6), None
+        self.aim = None
         if not left_holds and not right_holds:
             self.set_phase("left hand to the bar")
             left_action, left_button = self.approach(0, left, Pose(in_base(0, left_point), self.LEFT_ROT))

@@ -562,6 +562,11 @@ class ObjectHandover(Expert):
     LEFT_GRIP = -0.04  # [m] along the bar (world x) from its centre: the left hand's half
     RIGHT_GRIP = 0.05  # the right hand's half
     LIFT_TO = 0.40  # [m] the bar's height (world) for the handover: within both arms' limits
+    # [m] the right hand's grasp carried this far inside its env's limits: along the bar only (the two arms' y
+    # limits meet at world y -0.01 alone: a margin there is out of the left hand's reach); carried once within
+    # CARRIED of there
+    REACH_MARGIN = np.array([0.01, 0.0, 0.0])
+    CARRIED = 0.003
     PICK = Grasp(0.06, 0.004, (-0.005, 0.005), over_lateral=0.006, close_ticks=40, max_translation=0.5)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -608,9 +613,17 @@ class ObjectHandover(Expert):
             right_action, right_button = self.wait_above(right, in_base(1, right_point))
         elif left_holds and not right_holds:
             self.closing[0] = 0
-            lift_goal = Pose(in_base(0, left_point + [0.0, 0.0, self.LIFT_TO - bar_world.pos[2]]), self.LEFT_ROT)
+            # the bar up to LIFT_TO and, across, to where the right hand's grasp lies within its env's limits; the
+            # left hand moves by what the bar has to, from wherever it holds it (a policy's pick does not take the
+            # bar by LEFT_GRIP: a hand sent to left_point drags the bar after it to the left arm's limits)
+            right_at = in_base(1, right_point)
+            reach = np.clip(right_at, right.config.low + self.REACH_MARGIN, right.config.high - self.REACH_MARGIN)
+            across = self.bases[1].rot.apply([*(reach - right_at)[:2], 0.0])
+            carry = np.array([*across[:2], self.LIFT_TO - bar_world.pos[2]])
+            lift_goal = Pose(left.hand.pos + self.bases[0].rot.inv().apply(carry), self.LEFT_ROT)
             left_action = step_toward(left.hand, left.clamp(lift_goal), left.config.action_scale, gain=0.5,
                                       max_translation=0.4)  # fmt: skip
+            lifted = lifted and np.linalg.norm(across[:2]) < self.CARRIED
             if not lifted:
                 self.set_phase("lift")
                 right_action, right_button = self.wait_above(right, in_base(1, right_point))

@@ -334,10 +334,12 @@ def test_an_episode_without_success_says_where_the_handover_grasp_stood():
 
 
 def test_the_handover_expert_carries_a_bar_the_policy_picked_up_to_where_the_right_hand_can_take_it():
-    """After a policy's own pick the left hand holds the bar by its centre, and the right hand's grasp lies beyond
-    its env's x limit (seen in run 9, 5-6 cm beyond): the expert lifts and carries the bar toward the right arm from
-    where the left hand holds it (it once sent the hand to LEFT_GRIP, dragging the bar away to the left arm's
-    limits), and sends the right hand down only once its grasp is within reach. Its own state, no server (the
+    """After a policy's own pick the left hand holds the bar by its centre: the right hand takes it as far from the
+    left hand as the demos' grips are apart, up to 8 cm from the centre (RIGHT_GRIP, 5 cm, would be beside the left
+    hand's fingers). The expert lifts and carries the bar toward the right arm from where the left hand holds it
+    until that grasp is within the right env's limits with its margin (it once sent the hand to LEFT_GRIP, dragging
+    the bar to the left arm's limits: the right grasp 5-6 cm beyond, seen in run 9), and sends the right hand down
+    only then. Its own state, no server (the
     bases are the object_handover world's)."""
     handover = EXPERTS["object_handover"](["http://127.0.0.1:9/", "http://127.0.0.1:8/"], log=lambda m: None)
     handover.bases = [Pose.at([0.0, 0.0, 0.0]), Pose(np.array([1.2, 0.0, 0.0]), Rotation.from_euler("z", np.pi))]
@@ -351,12 +353,13 @@ def test_the_handover_expert_carries_a_bar_the_policy_picked_up_to_where_the_rig
         left.hand, left.gripper = Pose(np.array(bar), handover.LEFT_ROT), 0.3  # (the world's left base is its own)
         handover.tick({"values": {"touching": "left/gripper"}, "objects": {"bar": [*bar, 0.0, 0.0, 0.0, 1.0]}})
 
-    tick([0.45, -0.01, 0.40])  # lifted, but the right grasp (world x 0.50) at x 0.70 of the right base
+    tick([0.45, -0.01, 0.40])  # lifted, but the right grasp (world x 0.53) at x 0.67 of the right base
     assert handover.phase == "lift"
     assert sent["left"][0][0] > 0.0, sent  # toward the right arm, not toward LEFT_GRIP
-    tick([0.535, -0.01, 0.40])  # carried: the right grasp at x 0.615 of the right base, within 0.67
+    tick([0.515, -0.01, 0.40])  # carried: the right grasp (0.08 from the centre, world x 0.595) within reach
     assert handover.phase == "right hand to the bar"
     assert np.linalg.norm(sent["left"][0][:3]) < 0.1, sent  # the left hand holds still
+    assert handover.aim[0] == 1 and np.isclose(handover.aim[1].pos[0], 1.2 - 0.595), handover.aim
 
 
 class UsbExpert:

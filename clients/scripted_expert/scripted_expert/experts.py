@@ -561,6 +561,7 @@ class ObjectHandover(Expert):
     RIGHT_ROT = Rotation.from_euler("xyz", [np.pi, 0.0, np.pi])  # RightEnvConfig.RESET_POSE's
     LEFT_GRIP = -0.04  # [m] along the bar (world x) from its centre: the left hand's half
     RIGHT_GRIP = 0.05  # the right hand's half
+    RIGHT_GRIP_MAX = 0.08  # [m] its farthest from the centre: the 20 cm bar's end, less the Robotiq's pads
     LIFT_TO = 0.40  # [m] the bar's height (world) for the handover: within both arms' limits
     # [m] the right hand's grasp carried this far inside its env's limits: along the bar only (the two arms' y
     # limits meet at world y -0.01 alone: a margin there is out of the left hand's reach); carried once within
@@ -613,6 +614,10 @@ class ObjectHandover(Expert):
             right_action, right_button = self.wait_above(right, in_base(1, right_point))
         elif left_holds and not right_holds:
             self.closing[0] = 0
+            # the right hand takes the bar as far from the left hand as the demos' grips are apart, wherever the
+            # left hand holds it (after a policy's pick, RIGHT_GRIP can lie beside the left hand's fingers)
+            held_at = float(((self.bases[0] * Pose.at(left.hand.pos)).pos - bar_world.pos) @ along)
+            right_point = bar_world.pos + min(held_at + self.RIGHT_GRIP - self.LEFT_GRIP, self.RIGHT_GRIP_MAX) * along
             # the bar up to LIFT_TO and, across, to where the right hand's grasp lies within its env's limits; the
             # left hand moves by what the bar has to, from wherever it holds it (a policy's pick does not take the
             # bar by LEFT_GRIP: a hand sent to left_point drags the bar after it to the left arm's limits)

@@ -339,8 +339,7 @@ def test_the_handover_expert_carries_a_bar_the_policy_picked_up_to_where_the_rig
     hand's fingers). The expert lifts and carries the bar toward the right arm from where the left hand holds it
     until that grasp is within the right env's limits with its margin (it once sent the hand to LEFT_GRIP, dragging
     the bar to the left arm's limits: the right grasp 5-6 cm beyond, seen in run 9), and sends the right hand down
-    only then. Its own state, no server (the
-    bases are the object_handover world's)."""
+    only then. Its own state, no server (the bases are the object_handover world's)."""
     handover = EXPERTS["object_handover"](["http://127.0.0.1:9/", "http://127.0.0.1:8/"], log=lambda m: None)
     handover.bases = [Pose.at([0.0, 0.0, 0.0]), Pose(np.array([1.2, 0.0, 0.0]), Rotation.from_euler("z", np.pi))]
     left, right = handover.arms

@@ -598,7 +598,6 @@ class ObjectHandover(Expert):
         along = bar_world.rot.apply([1.0, 0.0, 0.0])
         if not self.bases:
             self.bases = [Pose.of(truth["base"]), Pose.of(right.server.task()["base"])]
-        lifted = bar_world.pos[2] > self.LIFT_TO - 0.02
 
         def in_base(i: int, point) -> np.ndarray:
             return (self.bases[i].inv() * Pose.at(point)).pos
@@ -628,7 +627,7 @@ class ObjectHandover(Expert):
             lift_goal = Pose(left.hand.pos + self.bases[0].rot.inv().apply(carry), self.LEFT_ROT)
             left_action = step_toward(left.hand, left.clamp(lift_goal), left.config.action_scale, gain=0.5,
                                       max_translation=0.4)  # fmt: skip
-            lifted = lifted and np.linalg.norm(across[:2]) < self.CARRIED
+            lifted = bar_world.pos[2] > self.LIFT_TO - 0.02 and np.linalg.norm(across[:2]) < self.CARRIED
             if not lifted:
                 self.set_phase("lift")
                 right_action, right_button = self.wait_above(right, in_base(1, right_point))

@@ -339,7 +339,8 @@ def test_the_handover_expert_carries_a_bar_the_policy_picked_up_to_where_the_rig
     hand's fingers). The expert lifts and carries the bar toward the right arm from where the left hand holds it
     until that grasp is within the right env's limits with its margin (it once sent the hand to LEFT_GRIP, dragging
     the bar to the left arm's limits: the right grasp 5-6 cm beyond, seen in run 9), and sends the right hand down
-    only then. Its own state, no server (the bases are the object_handover world's)."""
+    only then; an episode that ends while it carries says how far it had to go. Its own state, no server (the
+    bases are the object_handover world's)."""
     handover = EXPERTS["object_handover"](["http://127.0.0.1:9/", "http://127.0.0.1:8/"], log=lambda m: None)
     handover.bases = [Pose.at([0.0, 0.0, 0.0]), Pose(np.array([1.2, 0.0, 0.0]), Rotation.from_euler("z", np.pi))]
     left, right = handover.arms
@@ -355,6 +356,11 @@ def test_the_handover_expert_carries_a_bar_the_policy_picked_up_to_where_the_rig
     tick([0.45, -0.01, 0.40])  # lifted, but the right grasp (world x 0.53) at x 0.67 of the right base
     assert handover.phase == "lift"
     assert sent["left"][0][0] > 0.0, sent  # toward the right arm, not toward LEFT_GRIP
+    assert handover.standing().startswith(  # what an episode that ends here says
+        "lift: the bar's centre at z 0.400 m (lifted above 0.38), 10.0 mm to carry across, held +0 mm along it; "
+        "the left hand at [0.45, -0.01, 0.4] (limits [0.4, -0.03, 0.3] to [0.67, -0.01, 0.42]), the right hand's "
+        "grasp at "
+    ), handover.standing()
     tick([0.515, -0.01, 0.40])  # carried: the right grasp (0.08 from the centre, world x 0.595) within reach
     assert handover.phase == "right hand to the bar"
     assert np.linalg.norm(sent["left"][0][:3]) < 0.1, sent  # the left hand holds still

@@ -575,10 +575,14 @@ class ObjectHandover(Expert):
         self.closing = [0, 0]
         self.bases: list[Pose] = []  # each arm's base in the world (GET /task of its server)
         self.aim: tuple[int, Pose] | None = None  # this tick: the arm taking the bar, and its grasp (its base frame)
+        self.lifting: str | None = None  # this tick, lifting: the bar against its goal, the left hand's limits
 
     def standing(self) -> str:
         """Taking the bar: which hand, the hand against its grasp, and the grasp against that arm's limits (after a
-        policy's own pick the right hand's grasp can lie where its env's limits keep it from)."""
+        policy's own pick the right hand's grasp can lie where its env's limits keep it from). Lifting: the bar
+        against the handover's height and the carry still to go, and the left hand against its limits."""
+        if self.lifting is not None:
+            return f"{self.phase}: {self.lifting}"
         if self.aim is None:
             return super().standing()
         index, grasp = self.aim
@@ -606,7 +610,7 @@ class ObjectHandover(Expert):
         right_point = bar_world.pos + self.RIGHT_GRIP * along
         left_action, left_button = np.zeros(6), None
         right_action, right_button = np.zeros(6), None
-        self.aim = None
+        self.aim, self.lifting = None, None
         if not left_holds and not right_holds:
             self.set_phase("left hand to the bar")
             left_action, left_button = self.approach(0, left, Pose(in_base(0, left_point), self.LEFT_ROT))
@@ -630,6 +634,12 @@ class ObjectHandover(Expert):
             lifted = bar_world.pos[2] > self.LIFT_TO - 0.02 and np.linalg.norm(across[:2]) < self.CARRIED
             if not lifted:
                 self.set_phase("lift")
+                self.lifting = (
+                    f"the bar's centre at z {bar_world.pos[2]:.3f} m (lifted above {self.LIFT_TO - 0.02:.2f}), "
+                    f"{np.linalg.norm(across[:2]) * 1000:.1f} mm to carry across, held {held_at * 1000:+.0f} mm "
+                    f"along it; the left hand at {np.round(left.hand.pos, 4).tolist()} ({left.config.limits}), "
+                    f"the right hand's grasp at {np.round(right_at, 4).tolist()} ({right.config.limits})"
+                )
                 right_action, right_button = self.wait_above(right, in_base(1, right_point))
             else:
                 self.set_phase("right hand to the bar")

@@ -575,14 +575,23 @@ class ObjectHandover(Expert):
         self.closing = [0, 0]
         self.bases: list[Pose] = []  # each arm's base in the world (GET /task of its server)
         self.aim: tuple[int, Pose] | None = None  # this tick: the arm taking the bar, and its grasp (its base frame)
-        self.lifting: str | None = None  # this tick, lifting: the bar against its goal, the left hand's limits
+        # this tick, lifting: the bar's height, the carry still to go [m], where the left hand holds it along the
+        # bar [m], and the right hand's grasp (its base frame)
+        self.lifting: tuple[float, float, float, np.ndarray] | None = None
 
     def standing(self) -> str:
         """Taking the bar: which hand, the hand against its grasp, and the grasp against that arm's limits (after a
         policy's own pick the right hand's grasp can lie where its env's limits keep it from). Lifting: the bar
         against the handover's height and the carry still to go, and the left hand against its limits."""
         if self.lifting is not None:
-            return f"{self.phase}: {self.lifting}"
+            height, to_carry, held_at, right_at = self.lifting
+            left, right = self.arms
+            return (
+                f"{self.phase}: the bar's centre at z {height:.3f} m (lifted above {self.LIFT_TO - 0.02:.2f}), "
+                f"{to_carry * 1000:.1f} mm to carry across, held {held_at * 1000:+.0f} mm along it; the left hand at "
+                f"{np.round(left.hand.pos, 4).tolist()} ({left.config.limits}), the right hand's grasp at "
+                f"{np.round(right_at, 4).tolist()} ({right.config.limits})"
+            )
         if self.aim is None:
             return super().standing()
         index, grasp = self.aim
@@ -631,15 +640,11 @@ class ObjectHandover(Expert):
             lift_goal = Pose(left.hand.pos + self.bases[0].rot.inv().apply(carry), self.LEFT_ROT)
             left_action = step_toward(left.hand, left.clamp(lift_goal), left.config.action_scale, gain=0.5,
                                       max_translation=0.4)  # fmt: skip
-            lifted = bar_world.pos[2] > self.LIFT_TO - 0.02 and np.linalg.norm(across[:2]) < self.CARRIED
+            to_carry = float(np.linalg.norm(across[:2]))
+            lifted = bar_world.pos[2] > self.LIFT_TO - 0.02 and to_carry < self.CARRIED
             if not lifted:
                 self.set_phase("lift")
-                self.lifting = (
-                    f"the bar's centre at z {bar_world.pos[2]:.3f} m (lifted above {self.LIFT_TO - 0.02:.2f}), "
-                    f"{np.linalg.norm(across[:2]) * 1000:.1f} mm to carry across, held {held_at * 1000:+.0f} mm "
-                    f"along it; the left hand at {np.round(left.hand.pos, 4).tolist()} ({left.config.limits}), "
-                    f"the right hand's grasp at {np.round(right_at, 4).tolist()} ({right.config.limits})"
-                )
+                self.lifting = (float(bar_world.pos[2]), to_carry, held_at, right_at)
                 right_action, right_button = self.wait_above(right, in_base(1, right_point))
             else:
                 self.set_phase("right hand to the bar")

@@ -41,7 +41,8 @@ More agent hyperparameters are this repository's own, each off by default: `temp
 temperature at or above a floor (`FlooredTemperature`), `critic_target_max` bounds the next values in SAC's critic
 target (`BoundedTarget`, mixed in as ClippedGraspCritic is), `demo_bc_weight` and `demo_grasp_margin` add the
 expert's actions to the actor's and the grasp critic's losses on the demo half of each batch (`DemoLosses`: TD3+BC's
-term and DQfD's large margin). `composed` makes the agent class from HIL-SERL's and the mixins a run asks for.
+term and DQfD's large margin; `demo_grasp_balanced` weighs the margin's rare expert choices as its common one).
+`composed` makes the agent class from HIL-SERL's and the mixins a run asks for.
 
 `pace` holds train_rlpd.py's learner to at most N critic updates per transition the actors send (the TrainConfig's
 `max_updates_per_transition`; None, the default: as fast as it can, as train_rlpd.py's learner runs): the state
@@ -164,7 +165,10 @@ class DemoLosses(GraspChoice):
       difference between the policy's mode and the expert's arm action (TD3+BC's term, at a fixed weight);
     - `demo_grasp_margin` (None: off): the grasp critic's loss gains DQfD's large-margin term, the mean of
       max over choices of (Q(s, a) + margin where a is not the expert's choice) - Q(s, expert's choice): at the
-      expert's states its choice is valued at least `margin` above the others.
+      expert's states its choice is valued at least `margin` above the others;
+    - `demo_grasp_balanced` (False: off): that term's mean taken over each expert choice's rows, then over the
+      choices in the demo half, so that a rare choice (a close press, one row in dozens) weighs as much as the
+      common one (stay), not in proportion to its rows.
     Mixed in before an agent class (and before ClippedGraspCritic: the margin is on the members' mean, what the
     gripper acts on)."""
 
@@ -185,7 +189,13 @@ class DemoLosses(GraspChoice):
         qs = self.forward_grasp_critic(demo["observations"], rng=rng, grad_params=params)
         expert = jax.nn.one_hot(self.grasp_choice(demo["actions"]), qs.shape[-1])
         expert_q = (qs * expert).sum(axis=-1)
-        margin = jnp.mean((qs + self.config["demo_grasp_margin"] * (1.0 - expert)).max(axis=-1) - expert_q)
+        rows = (qs + self.config["demo_grasp_margin"] * (1.0 - expert)).max(axis=-1) - expert_q
+        if self.config["demo_grasp_balanced"]:  # each row weighs 1 / (its choice's rows x the choices present)
+            counts = expert.sum(axis=0)
+            weights = (expert / jnp.maximum(counts, 1.0)).sum(axis=-1) / (counts > 0).sum()
+            margin = (rows * weights).sum()
+        else:
+            margin = rows.mean()
         return loss + margin, {**info, "demo_grasp_margin_loss": margin}
 
 
@@ -264,6 +274,7 @@ def make_sac_state_agent(
     critic_target_max=None,
     demo_bc_weight=None,
     demo_grasp_margin=None,
+    demo_grasp_balanced=False,
     kind="make_sac_pixel_agent",
     **create_kwargs,
 ):
@@ -272,7 +283,8 @@ def make_sac_state_agent(
     critics (1: HIL-SERL's; more: ClippedGraspCritic), SAC's temperature never below `temperature_min`
     (FlooredTemperature; 0: HIL-SERL's), SAC's critic targets' next values at most `critic_target_max` (BoundedTarget;
     None: HIL-SERL's), the expert's actions in the actor's and the grasp critic's losses at `demo_bc_weight` and
-    `demo_grasp_margin` (DemoLosses; None: HIL-SERL's), `create_kwargs` to the class's `create` (its optimizers'
+    `demo_grasp_margin` (DemoLosses; None: HIL-SERL's), the margin's mean balanced over the expert's choices with
+    `demo_grasp_balanced`, `create_kwargs` to the class's `create` (its optimizers'
     learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
     if grasp_critic_ensemble_size < 1:
@@ -289,6 +301,10 @@ def make_sac_state_agent(
         raise ValueError(f"demo_grasp_margin {demo_grasp_margin}: a positive margin, or None for HIL-SERL's loss")
     if demo_grasp_margin is not None and not grasp_outputs:
         raise ValueError(f"demo_grasp_margin: {agent_class.__name__} has no grasp critic")
+    if not isinstance(demo_grasp_balanced, bool) or (demo_grasp_balanced and demo_grasp_margin is None):
+        raise ValueError(
+            f"demo_grasp_balanced {demo_grasp_balanced!r}: true or false, true only with a demo_grasp_margin"
+        )
     encoder = ProprioEncoder(name="encoder")
     network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256]}
     critic_backbone = ensemblize(partial(MLP, **network, activate_final=True), critic_ensemble_size)(
@@ -339,7 +355,8 @@ def make_sac_state_agent(
     )
     extra = {"critic_target_max": critic_target_max, "demo_bc_weight": demo_bc_weight,
              "demo_grasp_margin": demo_grasp_margin}  # fmt: skip
-    return agent.replace(config={**agent.config, **{k: v if v is None else float(v) for k, v in extra.items()}})
+    extra = {k: v if v is None else float(v) for k, v in extra.items()}
+    return agent.replace(config={**agent.config, **extra, "demo_grasp_balanced": demo_grasp_balanced})
 
 
 # the learner's pace (`pace`): at most `updates` batches drawn from the online buffer per transition put in it

@@ -1,13 +1,14 @@
-"""state_agent.DemoLosses (`demo_bc_weight`, `demo_grasp_margin`): the expert's actions in the actor's and the
-grasp critic's losses, on the demo half of each batch (train_rlpd.py's learner concatenates its online batch, then
-its demo batch). Checked in HIL-SERL's environment on the agent math alone, a made-up batch (no world: the agents
-learning from a launched world's transitions are tests/test_state_experiment.py's).
+"""state_agent.DemoLosses (`demo_bc_weight`, `demo_grasp_margin`, `demo_grasp_balanced`): the expert's actions in
+the actor's and the grasp critic's losses, on the demo half of each batch (train_rlpd.py's learner concatenates its
+online batch, then its demo batch). Checked in HIL-SERL's environment on the agent math alone, a made-up batch (no
+world: the agents learning from a launched world's transitions are tests/test_state_experiment.py's).
 
 For the single-arm hybrid agent (one grasp critic, HIL-SERL's) and the dual-arm one (two, ClippedGraspCritic):
 - the actor's loss is HIL-SERL's plus the weight times the mean squared difference between the policy's mode and
   the expert's arm actions (the gripper values left out) over the demo half, computed here from the networks;
 - the grasp critic's loss is HIL-SERL's (or the ensemble's) plus DQfD's margin term over the demo half, computed
-  here from the grasp critic's raw outputs;
+  here from the grasp critic's raw outputs; with `demo_grasp_balanced`, the term's mean over each expert choice's
+  rows, then over the choices (a rare close press weighing as much as the common stay);
 - trained on the batch, the grasp critic ranks the expert's choice first at every demo row, and updates stay
   finite; the plain SACAgent refuses the margin (no grasp critic), and no weight or margin is taken below 0.
 """
@@ -45,18 +46,23 @@ for kind, dim, grippers, extra in (("make_sac_pixel_agent_hybrid_single_arm", 25
     for gripper in grippers:
         choice = choice * 3 + np.round(np.asarray(batch["actions"])[B // 2:, gripper]).astype(int) + 1
     expert = np.eye(qs.shape[-1])[choice]
-    by_hand = ((qs + M * (1 - expert)).max(axis=-1) - (qs * expert).sum(axis=-1)).mean()
+    rows = (qs + M * (1 - expert)).max(axis=-1) - (qs * expert).sum(axis=-1)
     grasp_loss = lambda a: float(a.grasp_critic_loss_fn(batch, params, key)[0])
-    grasp = [grasp_loss(agent) - grasp_loss(plain), float(by_hand)]
+    grasp = [grasp_loss(agent) - grasp_loss(plain), float(rows.mean())]
+    per_choice = [rows[choice == c].mean() for c in sorted(set(choice.tolist()))]  # each choice's mean, then theirs
+    balanced = make(demo_bc_weight=W, demo_grasp_margin=M, demo_grasp_balanced=True)
+    balance = [grasp_loss(balanced) - grasp_loss(plain), float(np.mean(per_choice)), len(per_choice),
+               [int(n) for n in np.bincount(choice)]]
     for _ in range(300):
         agent, update = agent.update(batch)
     raw = np.asarray(agent.state.apply_fn({"params": agent.state.params}, demo, name="grasp_critic"))
     ranked = (raw.mean(axis=0) if raw.ndim == 3 else raw).argmax(axis=-1)
     maker = lambda **kw: state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), **kw)
     refused = [refusal(maker, kind="make_sac_pixel_agent", demo_grasp_margin=M),
-               refusal(maker, kind=kind, demo_bc_weight=0.0), refusal(maker, kind=kind, demo_grasp_margin=-1.0)]
+               refusal(maker, kind=kind, demo_bc_weight=0.0), refusal(maker, kind=kind, demo_grasp_margin=-1.0),
+               refusal(maker, kind=kind, demo_grasp_balanced=True)]
     report[kind] = {
-        "class": type(agent).__name__, "actor": actor, "grasp": grasp,
+        "class": type(agent).__name__, "actor": actor, "grasp": grasp, "balanced": balance,
         "ranked": [int(c) for c in ranked], "expert": [int(c) for c in choice],
         "finite": bool(np.isfinite(float(update["actor"]["demo_bc_loss"]))
                        and np.isfinite(float(update["grasp_critic"]["demo_grasp_margin_loss"]))),
@@ -79,6 +85,11 @@ def test_demo_losses_add_the_experts_imitation_and_margin_on_the_demo_half():
         for name in ("actor", "grasp"):
             computed, by_hand = checked[name]
             assert by_hand > 0 and abs(computed - by_hand) < 1e-4 * max(1.0, by_hand), (name, checked)
+        computed, by_hand, choices, rows = checked["balanced"]
+        # the made-up demo half has several choices in unequal numbers, so the balanced mean is not the plain one
+        assert choices > 1 and len(set(n for n in rows if n)) > 1 and abs(by_hand - checked["grasp"][1]) > 1e-3, checked
+        assert by_hand > 0 and abs(computed - by_hand) < 1e-4 * max(1.0, by_hand), checked
         assert checked["ranked"] == checked["expert"] and checked["finite"], checked
-        no_grasp, weight, margin = checked["refused"]
+        no_grasp, weight, margin, balanced = checked["refused"]
         assert "has no grasp critic" in no_grasp and "positive weight" in weight and "positive margin" in margin
+        assert "only with a demo_grasp_margin" in balanced

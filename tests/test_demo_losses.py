@@ -10,7 +10,8 @@ For the single-arm hybrid agent (one grasp critic, HIL-SERL's) and the dual-arm 
   here from the grasp critic's raw outputs; with `demo_grasp_balanced`, the term's mean over each expert choice's
   rows, then over the choices (a rare close press weighing as much as the common stay);
 - trained on the batch, the grasp critic ranks the expert's choice first at every demo row, and updates stay
-  finite; the plain SACAgent refuses the margin (no grasp critic), and no weight or margin is taken below 0.
+  finite; the plain SACAgent refuses the margin (no grasp critic), no weight or margin is taken below 0, and no
+  balancing without a margin.
 """
 
 from __future__ import annotations

@@ -333,6 +333,44 @@ def test_an_episode_without_success_says_where_the_handover_grasp_stood():
     assert handover.standing().endswith("(limits [0.32, -0.01, 0.36] to [0.67, 0.01, 0.5])")
 
 
+def handover_on_own_state():
+    """The handover expert with the object_handover world's bases (the right arm's 1.2 m along x, turned about z)
+    and no server: the (action, button) it last sent each arm is kept by the arm's name."""
+    handover = EXPERTS["object_handover"](["http://127.0.0.1:9/", "http://127.0.0.1:8/"], log=lambda m: None)
+    handover.bases = [Pose.at([0.0, 0.0, 0.0]), Pose(np.array([1.2, 0.0, 0.0]), Rotation.from_euler("z", np.pi))]
+    sent = {}
+    for name, arm in zip(("left", "right"), handover.arms, strict=True):
+        arm.command = lambda action=None, gripper=None, name=name: sent.__setitem__(name, (action, gripper))
+    handover.arms[1]._open_reads = 1.0  # the Robotiq opens fully (the simulator's default robotiq_open_position 0)
+    return handover, sent
+
+
+def test_the_left_hand_lets_go_of_the_bar_only_once_the_right_hand_closed_around_it():
+    """The right hand holds the bar when it touches it closed with its fingertips' centre inside the bar's section;
+    touching it open, or closed on top of it, the left hand keeps the bar and the right hand opens up again to take
+    it (in run 11 a left hand let go at a policy's takeover and the bar fell). Its own state, no server."""
+    handover, sent = handover_on_own_state()
+    left, right = handover.arms
+    bar = np.array([0.515, -0.01, 0.40])  # lifted and carried: the right grasp 8 cm from the centre, world x 0.595
+    left.hand, left.gripper = Pose(bar, handover.LEFT_ROT), 0.3
+
+    def tick(right_above: float, right_gripper: float) -> None:
+        # the right hand over the right grasp (world [0.595, -0.01, z], [0.605, 0.01, z] in its base)
+        right.hand = Pose(np.array([0.605, 0.01, 0.40 + right_above]), handover.RIGHT_ROT)
+        right.gripper = right_gripper
+        truth = {"values": {"touching": "left/gripper,right/gripper"}, "objects": {"bar": [*bar, 0.0, 0.0, 0.0, 1.0]}}
+        handover.tick(truth)
+
+    tick(0.03, 0.1)  # closed on top of it: up, to open again
+    assert handover.phase == "right hand to the bar" and sent["left"][1] is None, (handover.phase, sent)
+    assert sent["right"][0][2] > 0.0, sent
+    tick(0.0, 1.0)  # around it, open: it closes
+    assert handover.phase == "right hand to the bar" and sent["left"][1] is None, (handover.phase, sent)
+    assert sent["right"][1] == "close", sent
+    tick(0.004, 0.35)  # closed around it
+    assert handover.phase == "left hand lets go" and sent["left"][1] == "open", (handover.phase, sent)
+
+
 def test_the_handover_expert_carries_a_bar_the_policy_picked_up_to_where_the_right_hand_can_take_it():
     """After a policy's own pick the left hand holds the bar by its centre: the right hand takes it as far from the
     left hand as the demos' grips are apart, up to 8 cm from the centre (RIGHT_GRIP, 5 cm, would be beside the left
@@ -341,12 +379,8 @@ def test_the_handover_expert_carries_a_bar_the_policy_picked_up_to_where_the_rig
     the bar to the left arm's limits: the right grasp 5-6 cm beyond, seen in run 9), and sends the right hand down
     only then; an episode that ends while it carries says how far it had to go. Its own state, no server (the
     bases are the object_handover world's)."""
-    handover = EXPERTS["object_handover"](["http://127.0.0.1:9/", "http://127.0.0.1:8/"], log=lambda m: None)
-    handover.bases = [Pose.at([0.0, 0.0, 0.0]), Pose(np.array([1.2, 0.0, 0.0]), Rotation.from_euler("z", np.pi))]
+    handover, sent = handover_on_own_state()
     left, right = handover.arms
-    sent = {}
-    for name, arm in (("left", left), ("right", right)):
-        arm.command = lambda action=None, gripper=None, name=name: sent.__setitem__(name, (action, gripper))
     right.hand, right.gripper = Pose(np.array([0.6, 0.0, 0.45]), handover.RIGHT_ROT), 1.0
 
     def tick(bar) -> None:

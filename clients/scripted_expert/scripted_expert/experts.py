@@ -568,6 +568,7 @@ class ObjectHandover(Expert):
     # CARRIED of there
     REACH_MARGIN = np.array([0.01, 0.0, 0.0])
     CARRIED = 0.003
+    HOLD_OFF_AXIS = 0.015  # [m] the right fingertips' centre from the bar's axis when it holds it: its half width
     PICK = Grasp(0.06, 0.004, (-0.005, 0.005), over_lateral=0.006, close_ticks=40, max_translation=0.5)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -606,11 +607,21 @@ class ObjectHandover(Expert):
     def tick(self, truth: dict) -> None:
         left, right = self.arms
         touching = set(filter(None, truth.get("values", {}).get("touching", "").split(",")))
-        left_holds, right_holds = "left/gripper" in touching, "right/gripper" in touching
         bar_world = Pose.of(truth["objects"]["bar"])
         along = bar_world.rot.apply([1.0, 0.0, 0.0])
         if not self.bases:
             self.bases = [Pose.of(truth["base"]), Pose.of(right.server.task()["base"])]
+        # a hand holds the bar when it touches it closed; the right hand (whose hold lets the left hand go) also
+        # with its fingertips' centre inside the bar's section: after a policy's takeover its closed fingers can
+        # touch the bar beside or on top of it, and a left hand that let go then dropped the bar (run 11)
+        right_off_axis = (self.bases[1] * Pose.at(right.hand.pos)).pos - bar_world.pos
+        right_off_axis -= (right_off_axis @ along) * along
+        left_holds = "left/gripper" in touching and not left.gripper_open
+        right_holds = (
+            "right/gripper" in touching
+            and not right.gripper_open
+            and float(np.linalg.norm(right_off_axis)) < self.HOLD_OFF_AXIS
+        )
 
         def in_base(i: int, point) -> np.ndarray:
             return (self.bases[i].inv() * Pose.at(point)).pos

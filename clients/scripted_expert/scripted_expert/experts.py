@@ -611,10 +611,17 @@ class ObjectHandover(Expert):
         along = bar_world.rot.apply([1.0, 0.0, 0.0])
         if not self.bases:
             self.bases = [Pose.of(truth["base"]), Pose.of(right.server.task()["base"])]
+
+        def in_base(i: int, point) -> np.ndarray:
+            return (self.bases[i].inv() * Pose.at(point)).pos
+
+        def in_world(i: int, point) -> np.ndarray:
+            return (self.bases[i] * Pose.at(point)).pos
+
         # a hand holds the bar when it touches it closed; the right hand (whose hold lets the left hand go) also
         # with its fingertips' centre inside the bar's section: after a policy's takeover its closed fingers can
         # touch the bar beside or on top of it, and a left hand that let go then dropped the bar (run 11)
-        right_off_axis = (self.bases[1] * Pose.at(right.hand.pos)).pos - bar_world.pos
+        right_off_axis = in_world(1, right.hand.pos) - bar_world.pos
         right_off_axis -= (right_off_axis @ along) * along
         left_holds = "left/gripper" in touching and not left.gripper_open
         right_holds = (
@@ -622,10 +629,6 @@ class ObjectHandover(Expert):
             and not right.gripper_open
             and float(np.linalg.norm(right_off_axis)) < self.HOLD_OFF_AXIS
         )
-
-        def in_base(i: int, point) -> np.ndarray:
-            return (self.bases[i].inv() * Pose.at(point)).pos
-
         left_point = bar_world.pos + self.LEFT_GRIP * along
         right_point = bar_world.pos + self.RIGHT_GRIP * along
         left_action, left_button = np.zeros(6), None
@@ -639,7 +642,7 @@ class ObjectHandover(Expert):
             self.closing[0] = 0
             # the right hand takes the bar as far from the left hand as the demos' grips are apart, wherever the
             # left hand holds it (after a policy's pick, RIGHT_GRIP can lie beside the left hand's fingers)
-            held_at = float(((self.bases[0] * Pose.at(left.hand.pos)).pos - bar_world.pos) @ along)
+            held_at = float((in_world(0, left.hand.pos) - bar_world.pos) @ along)
             right_point = bar_world.pos + min(held_at + self.RIGHT_GRIP - self.LEFT_GRIP, self.RIGHT_GRIP_MAX) * along
             # the bar up to LIFT_TO and, across, to where the right hand's grasp lies within its env's limits; the
             # left hand moves by what the bar has to, from wherever it holds it (a policy's pick does not take the

@@ -150,6 +150,50 @@ def experts_running() -> list[int]:
     return running
 
 
+class Events:
+    """What an episode did, step by step, in a few lines: each gripper's close and open (its reading moved by more
+    than GRIPPER_MOVED, whoever pressed: "left gripper 0.99 -> 0.41" at the step it began) and what the object
+    touches where that changed (the ground truth's `touching`): where a failure began, not only where it ended (a
+    bar that left a closed hand slipped; one that left an opening hand was let go)."""
+
+    GRIPPER_MOVED = 0.2  # of the gripper's reading (HIL-SERL's gripper_pose: 1 open, 0 closed)
+    MOST = 60  # events kept per episode (a policy chattering with its gripper is said by the 60th)
+
+    def __init__(self, env, task: dict) -> None:
+        self.hands = arms(env)
+        self.names = ["left ", "right "] if len(self.hands) == 2 else [""]
+        self.grippers = [self.gripper(hand) for hand in self.hands]  # each reading at its last event
+        self.moves: list[tuple[int, float, float] | None] = [None] * len(self.hands)  # its last: event, from, to
+        self.touching = task.get("values", {}).get("touching")
+        self.events: list[list] = [[0, f"touching {self.touching}"]] if self.touching is not None else []
+
+    @staticmethod
+    def gripper(hand) -> float:
+        return float(np.asarray(hand.curr_gripper_pos).reshape(-1)[0])
+
+    def note(self, step: int, task: dict) -> None:
+        for i, hand in enumerate(self.hands):
+            now, last = self.gripper(hand), self.moves[i]
+            if abs(now - self.grippers[i]) <= self.GRIPPER_MOVED:
+                continue
+            if last is not None and last[0] == len(self.events) - 1 and (now < last[2]) == (last[2] < last[1]):
+                self.events[last[0]][1] = f"{self.names[i]}gripper {last[1]:.2f} -> {now:.2f}"  # still moving
+                self.moves[i] = (last[0], last[1], now)
+            elif self.add(step, f"{self.names[i]}gripper {self.grippers[i]:.2f} -> {now:.2f}"):
+                self.moves[i] = (len(self.events) - 1, self.grippers[i], now)
+            self.grippers[i] = now
+        touching = task.get("values", {}).get("touching")
+        if touching != self.touching:
+            self.add(step, f"touching {touching}")
+            self.touching = touching
+
+    def add(self, step: int, what: str) -> bool:
+        if len(self.events) >= self.MOST:
+            return False
+        self.events.append([step, what])
+        return True
+
+
 def evaluate(env, act, episodes: int, name: str) -> dict:
     truth = wrapper_of(env, "GroundTruth")
     results = []
@@ -157,11 +201,14 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
         observation, _ = env.reset()
         # the hand's pose at the start, base frame (two arms: the left's, then the right's, each in its base)
         start = [round(float(v), 5) for arm in arms(env) for v in arm.currpos]
-        objects = {k: [round(float(v), 5) for v in p] for k, p in truth.get("task")["objects_in_base"].items()}
+        task = truth.get("task")
+        objects = {k: [round(float(v), 5) for v in p] for k, p in task["objects_in_base"].items()}
+        events = Events(env, task)
         started, steps, done, truncated, info = time.monotonic(), 0, False, False, {}
         while not (done or truncated):
             observation, _, done, truncated, info = env.step(act(observation))
             steps += 1
+            events.note(steps, truth.task)
         success = bool(info.get("succeed"))
         where = truth.get("task")  # where the episode left the object (GroundTruth's route to the simulator)
         noise = getattr(act, "noise", [])
@@ -176,6 +223,7 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
                 "values": where.get("values", {}),
                 # the mean |sample - mode| per action dimension over the episode's steps (action units)
                 **({"noise": [round(float(v), 4) for v in np.mean(noise[-steps:], axis=0)]} if noise else {}),
+                "events": events.events,  # [step, what]: the grippers' moves and what the object touched (Events)
             }
         )
         wins = sum(r["success"] for r in results)

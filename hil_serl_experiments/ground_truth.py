@@ -101,6 +101,7 @@ class GroundTruth(gym.Wrapper):
         self.privileged = wrapper_of(env, "PrivilegedPose")
         self.reference: tuple[np.ndarray, Rotation] | None = None
         self.replaced = 0
+        self.task: dict = {}  # the ground truth of the last step (GET /task)
 
     def get(self, route: str, method: str = "GET") -> dict:
         response = self.session.request(method, self.url + route, timeout=5.0)
@@ -124,7 +125,8 @@ class GroundTruth(gym.Wrapper):
 
     def step(self, action):
         observation, _, done, truncated, info = self.env.step(action)
-        success = bool((self.privileged.task if self.privileged is not None else self.get("task"))["success"])
+        self.task = self.privileged.task if self.privileged is not None else self.get("task")
+        success = bool(self.task["success"])
         info["succeed"] = success
         if done or truncated or success:
             print(EPISODE_END + (" in success" if success else ""), flush=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -266,6 +267,14 @@ def runner(urls: list[str], experiment: str, *args: str, timeout: float) -> dict
     return json.loads(Path(summary).read_text())
 
 
+def gripper_move(event: str) -> str | None:
+    """An evaluation's event of a gripper's move ("left gripper 0.99 -> 0.41") as "left close" (None: another)."""
+    found = re.fullmatch(r"((?:left|right) )?gripper (\d\.\d+) -> (\d\.\d+)", event)
+    if not found:
+        return None
+    return f"{found[1] or ''}{'close' if float(found[3]) < float(found[2]) else 'open'}"
+
+
 @pytest.mark.parametrize(
     "world, experiment, length",
     [
@@ -286,6 +295,16 @@ def test_the_evaluation_scores_the_expert_100_percent_and_no_motion_0_percent(tm
     assert expert_run["success_rate"] == 1.0 and len(expert_run["episodes"]) == 3, expert_run
     assert zero_run["success_rate"] == 0.0 and len(zero_run["episodes"]) == 2, zero_run
     assert all(e["steps"] == length for e in zero_run["episodes"])  # MAX_EPISODE_LENGTH: the env ended them
+    # each episode's events: the grippers' moves as the expert made them (none where nothing moved; each hand as
+    # its success leaves it), what the object touched as it went, from the start
+    held = {"ram_insertion_state": {}, "usb_pickup_insertion_state": {"": "close"},
+            "object_handover_state": {"left": "open", "right": "close"}}[experiment]  # fmt: skip
+    for episode in expert_run["episodes"]:
+        moves = [gripper_move(what) for _, what in episode["events"] if gripper_move(what)]
+        assert {hand: move for hand, move in (m.rpartition(" ")[::2] for m in moves)} == held, episode["events"]
+        assert experiment != "object_handover_state" or moves[0] == "left close", episode["events"]
+        assert episode["events"][0][0] == 0 and episode["events"][0][1].startswith("touching"), episode["events"]
+    assert all(not any(gripper_move(what) for _, what in e["events"]) for e in zero_run["episodes"]), zero_run
     if experiment == "object_handover_state":  # RANDOM_RESET off in both arms: wherever an episode left the hands,
         # the next starts with each at its RESET_POSE (the runner answers HandOffEnv's reset at rest, as a person)
         starts = [e["start"] for e in expert_run["episodes"] + zero_run["episodes"]]

@@ -333,6 +333,21 @@ def test_an_episode_without_success_says_where_the_handover_grasp_stood():
     assert handover.standing().endswith("(limits [0.32, -0.01, 0.36] to [0.67, 0.01, 0.5])")
 
 
+def test_the_cube_expert_lifts_only_a_cube_its_closed_hand_holds():
+    """Touching the cube with open fingers (come down beside it) the pick_cube expert closes on it; closed on it,
+    it lifts (Arm.holds, the handover's rule for either hand). Its own state, no server."""
+    cube_expert = EXPERTS["pick_cube"](["http://127.0.0.1:9/"], log=lambda m: None)
+    arm, sent = cube_expert.arms[0], []
+    arm.command = lambda action=None, gripper=None: sent.append((action, gripper))
+    cube = [0.5, 0.0, 0.02, 0.0, 0.0, 0.0, 1.0]
+    arm.hand = Pose.of([0.5, 0.0, 0.02 + cube_expert.GRASP_ABOVE_CENTRE, 1.0, 0.0, 0.0, 0.0])  # at its grasp
+    for gripper, phase, button in ((1.0, "close", "close"), (0.4, "lift", None)):
+        arm.gripper = gripper
+        cube_expert.tick({"objects_in_base": {"cube": cube}, "values": {"touching": "gripper,table"}})
+        assert cube_expert.phase == phase and sent[-1][1] == button, (gripper, cube_expert.phase, sent[-1])
+    assert sent[-1][0][2] > 0.0, sent[-1]  # up
+
+
 def handover_on_own_state():
     """The handover expert with the object_handover world's bases (the right arm's 1.2 m along x, turned about z)
     and no server: the (action, button) it last sent each arm is kept by the arm's name."""

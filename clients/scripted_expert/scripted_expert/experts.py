@@ -85,6 +85,11 @@ class Arm:
     def gripper_open(self) -> bool:
         return self.gripper > GRIPPER_OPEN_ABOVE
 
+    def holds(self, touching: set[str], part: str = "gripper") -> bool:
+        """The object held: the ground truth has it touching this arm's `part`, and the gripper is closed (open
+        fingers touch what they come down beside or on)."""
+        return part in touching and not self.gripper_open
+
     def clamp(self, goal: Pose) -> Pose:
         """The goal inside the env's position limits (it would clip the command there anyway)."""
         return Pose(np.clip(goal.pos, self.config.low, self.config.high), goal.rot)
@@ -280,6 +285,11 @@ def against(hand: Pose, goal: Pose) -> tuple[float, float, float]:
         float(hand.pos[2] - goal.pos[2]),
         float((goal.rot * hand.rot.inv()).magnitude()),
     )
+
+
+def touched(truth: dict) -> set[str]:
+    """What the task's object touches (the ground truth's `touching`: "left/gripper,posts")."""
+    return set(filter(None, truth.get("values", {}).get("touching", "").split(",")))
 
 
 def objects(truth: dict) -> dict[str, Pose]:
@@ -529,14 +539,13 @@ class PickCube(Expert):
     def tick(self, truth: dict) -> None:
         arm = self.arms[0]
         cube = objects(truth)["cube"]
-        touching = set(filter(None, truth.get("values", {}).get("touching", "").split(",")))
         # the jaws square to the cube: the cube's faces every 90 deg, the one nearest the hand's yaw
         hand_yaw = arm.hand.rot.as_euler("xyz")[2]
         cube_yaw = cube.rot.as_euler("xyz")[2]
         yaw = cube_yaw + np.pi / 2 * np.round((hand_yaw - cube_yaw) / (np.pi / 2))
         hand_rot = Rotation.from_euler("xyz", [np.pi, 0.0, yaw])
         grasp = Pose(cube.pos + [0.0, 0.0, self.GRASP_ABOVE_CENTRE], hand_rot)
-        if "gripper" in touching and not arm.gripper_open:
+        if arm.holds(touched(truth)):
             self.closing = 0
             self.set_phase("lift")
             goal = Pose(arm.hand.pos + [0.0, 0.0, grasp.pos[2] + self.LIFT - arm.hand.pos[2]], hand_rot)
@@ -606,7 +615,7 @@ class ObjectHandover(Expert):
 
     def tick(self, truth: dict) -> None:
         left, right = self.arms
-        touching = set(filter(None, truth.get("values", {}).get("touching", "").split(",")))
+        touching = touched(truth)
         bar_world = Pose.of(truth["objects"]["bar"])
         along = bar_world.rot.apply([1.0, 0.0, 0.0])
         if not self.bases:
@@ -623,12 +632,8 @@ class ObjectHandover(Expert):
         # touch the bar beside or on top of it, and a left hand that let go then dropped the bar (run 11)
         right_off_axis = in_world(1, right.hand.pos) - bar_world.pos
         right_off_axis -= (right_off_axis @ along) * along
-        left_holds = "left/gripper" in touching and not left.gripper_open
-        right_holds = (
-            "right/gripper" in touching
-            and not right.gripper_open
-            and float(np.linalg.norm(right_off_axis)) < self.HOLD_OFF_AXIS
-        )
+        left_holds = left.holds(touching, "left/gripper")
+        right_holds = right.holds(touching, "right/gripper") and np.linalg.norm(right_off_axis) < self.HOLD_OFF_AXIS
         left_point = bar_world.pos + self.LEFT_GRIP * along
         right_point = bar_world.pos + self.RIGHT_GRIP * along
         left_action, left_button = np.zeros(6), None

@@ -10,7 +10,8 @@ environment against a launched world of the task without cameras (real launch, H
   state encoder by state_agent.install), takes a few updates on a tiny buffer of those real transitions, built
   as train_rlpd.py builds its buffers, sampled as its learner samples them.
 - The evaluation (scripts/hil_serl.py ram_insertion_state evaluate, on the running world) scores the scripted
-  expert as the policy 100 % and a zero policy 0 %, by the ground truth; and a checkpoint of that agent, saved
+  expert as the policy 100 % and a zero policy 0 %, by the ground truth (each episode's events: the expert's
+  gripper closes and opens, none without motion); and a checkpoint of that agent, saved
   after a few hundred learner steps, is restored and acts alone, each episode scored by the ground truth.
 - A stick moved in the hand is put back at the next reset, and counted.
 - usb_pickup_insertion_state: the same, with train_rlpd.py's hybrid agent (SAC and the grasp critic), the stick's

@@ -163,7 +163,7 @@ class Events:
         self.hands = arms(env)
         self.names = ["left ", "right "] if len(self.hands) == 2 else [""]
         self.grippers = [self.gripper(hand) for hand in self.hands]  # each reading at its last event
-        self.moves: list[tuple[int, float, float] | None] = [None] * len(self.hands)  # its last: event, from, to
+        self.moves: list[tuple[int, float] | None] = [None] * len(self.hands)  # its last move: event, from
         self.touching = task.get("values", {}).get("touching")
         self.events: list[list] = [[0, f"touching {self.touching}"]] if self.touching is not None else []
 
@@ -176,11 +176,11 @@ class Events:
             now, last = self.gripper(hand), self.moves[i]
             if abs(now - self.grippers[i]) <= self.GRIPPER_MOVED:
                 continue
-            if last is not None and last[0] == len(self.events) - 1 and (now < last[2]) == (last[2] < last[1]):
+            was = self.grippers[i]  # where its last move ended
+            if last is not None and last[0] == len(self.events) - 1 and (now < was) == (was < last[1]):
                 self.events[last[0]][1] = f"{self.names[i]}gripper {last[1]:.2f} -> {now:.2f}"  # still moving
-                self.moves[i] = (last[0], last[1], now)
-            elif self.add(step, f"{self.names[i]}gripper {self.grippers[i]:.2f} -> {now:.2f}"):
-                self.moves[i] = (len(self.events) - 1, self.grippers[i], now)
+            elif self.add(step, f"{self.names[i]}gripper {was:.2f} -> {now:.2f}"):
+                self.moves[i] = (len(self.events) - 1, was)
             self.grippers[i] = now
         touching = task.get("values", {}).get("touching")
         if touching != self.touching:

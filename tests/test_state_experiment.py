@@ -301,7 +301,7 @@ def test_the_evaluation_scores_the_expert_100_percent_and_no_motion_0_percent(tm
     held = {"ram_insertion_state": {}, "usb_pickup_insertion_state": {"": "close"},
             "object_handover_state": {"left": "open", "right": "close"}}[experiment]  # fmt: skip
     for episode in expert_run["episodes"]:
-        moves = [gripper_move(what) for _, what in episode["events"] if gripper_move(what)]
+        moves = [move for _, what in episode["events"] if (move := gripper_move(what))]
         assert {hand: move for hand, move in (m.rpartition(" ")[::2] for m in moves)} == held, episode["events"]
         assert experiment != "object_handover_state" or moves[0] == "left close", episode["events"]
         assert episode["events"][0][0] == 0 and episode["events"][0][1].startswith("touching"), episode["events"]

@@ -406,6 +406,11 @@ class UsbPickupInsertion(Expert):
     # perched 3 mm above its aim is no such sign: it let go after its own grasp in 9 of 37 training episodes)
     HOVERING = 0.0025  # [m]
     HOVER_TICKS = 10
+    # holding it, the stick pitched in the fingers (a grasp closed with the hand tilted, as a policy's can be within
+    # the env's 0.1 rad): the hand tilts so that the stick is level, as a person does. Nose up by 1.5 deg its plug
+    # meets the port's upper lip (64 stalls in a training run, pitched -3..+6 deg, median +3, with the hand level);
+    # beyond what the env's limits let the hand tilt, let go and take it again
+    LEVEL_MAX = 0.08  # [rad]
 
     def finished(self, truth: dict) -> bool:
         return bool(truth["success"]) and float(truth["values"].get("error_m", 0.0)) <= self.SETTLED
@@ -457,6 +462,18 @@ class UsbPickupInsertion(Expert):
             f"the gripper {arm.gripper:.2f}; backing out to line up again"
         )
 
+    def levelled(self, arm: Arm, along: np.ndarray, turn: float) -> Rotation | None:
+        """The hand's rotation that holds the stick (its plug toward `along`) level and turned by `turn` [rad] about
+        the vertical: the hand level and yawed, then tilted by the stick's pitch in the fingers about the horizontal
+        axis across the stick. None when that tilt is beyond LEVEL_MAX."""
+        level = Rotation.from_euler("xyz", [np.pi, 0.0, arm.hand.rot.as_euler("xyz")[2] + turn])
+        ahead = level.apply(arm.hand.rot.inv().apply(along))  # the stick's direction were the hand level
+        across = np.cross([0.0, 0.0, 1.0], ahead)  # turning about it by +angle brings `ahead` down
+        tilt = float(np.arcsin(np.clip(ahead[2], -1.0, 1.0)))
+        if abs(tilt) > self.LEVEL_MAX:
+            return None
+        return Rotation.from_rotvec(tilt * across / np.linalg.norm(across)) * level
+
     def tick(self, truth: dict) -> None:
         arm = self.arms[0]
         things = objects(truth)
@@ -464,9 +481,10 @@ class UsbPickupInsertion(Expert):
         plugged = port * Pose.at(self.PLUGGED, self.PLUGGED_ROT)
         into = plugged.rot.apply([1.0, 0.0, 0.0])  # the plug's direction into the hole
         if self.held(arm, usb):
-            # slide it along the platform into the port, the hand level at the height of the grasp, turned
-            # so that the plug points into the hole (the stick pivots a little in the fingers: following its
-            # tilt or height with the hand would pull it out of them)
+            # slide it along the platform into the port, the hand at the height of the grasp, turned so that the
+            # plug points into the hole and tilted so that the stick is level (its pitch in the fingers, not in
+            # the world: the stick pivots a little in them, and following that or its height with the hand would
+            # pull it out of them)
             self.closing = 0
             offset = usb.pos - plugged.pos
             depth = float(offset @ into)  # how far in past plugged (negative: still out)
@@ -477,8 +495,9 @@ class UsbPickupInsertion(Expert):
             height = plugged.pos[2] + self.GRASP_HEIGHT - self.SLIDE_PRESS  # the hand's, lining up and inserting
             high = self.phase != "insert" and usb.pos[2] - plugged.pos[2] > self.HOVERING
             self.hovering = self.hovering + 1 if high else 0
-            if self.hovering > self.HOVER_TICKS:
-                self.set_phase("let go of the stick held too high")
+            hand_rot = self.levelled(arm, along, turn)
+            if self.hovering > self.HOVER_TICKS or hand_rot is None:
+                self.set_phase(f"let go of the stick held too {'high' if hand_rot is not None else 'crooked'}")
                 arm.command(None, "open")
                 return
             if self.phase != "insert" or lateral > 0.002:
@@ -504,11 +523,7 @@ class UsbPickupInsertion(Expert):
                 move = move + self.lean
             else:
                 self.lean, self.was = np.zeros(2), None
-            hand_yaw = arm.hand.rot.as_euler("xyz")[2]
-            goal = Pose(
-                np.array([*(arm.hand.pos[:2] + move), height]),
-                Rotation.from_euler("xyz", [np.pi, 0.0, hand_yaw + turn]),
-            )
+            goal = Pose(np.array([*(arm.hand.pos[:2] + move), height]), hand_rot)
             arm.command(step_toward(arm.hand, arm.clamp(goal), arm.config.action_scale, gain=0.5, max_translation=0.6))
             return
         # pick it up: the hand along the stick (its x along the stick's plug direction), z down, the

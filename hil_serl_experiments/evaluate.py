@@ -194,6 +194,11 @@ class Events:
         return True
 
 
+def poses(task: dict) -> dict[str, list[float]]:
+    """Each object's pose in the ground truth's `task`, base frame ([x, y, z, qx, qy, qz, qw], rounded)."""
+    return {k: [round(float(v), 5) for v in p] for k, p in task["objects_in_base"].items()}
+
+
 def evaluate(env, act, episodes: int, name: str) -> dict:
     truth = wrapper_of(env, "GroundTruth")
     results = []
@@ -202,7 +207,7 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
         # the hand's pose at the start, base frame (two arms: the left's, then the right's, each in its base)
         start = [round(float(v), 5) for arm in arms(env) for v in arm.currpos]
         task = truth.get("task")
-        objects = {k: [round(float(v), 5) for v in p] for k, p in task["objects_in_base"].items()}
+        objects = poses(task)
         events = Events(env, task)
         started, steps, done, truncated, info = time.monotonic(), 0, False, False, {}
         while not (done or truncated):
@@ -217,6 +222,7 @@ def evaluate(env, act, episodes: int, name: str) -> dict:
                 "success": success,
                 "start": start,
                 "objects_at_start": objects,  # each object's pose at the start, base frame (as `start`)
+                "objects_at_end": poses(where),  # ... and where the episode left it (a stall's pitch, a drop's place)
                 "steps": steps,
                 "seconds": round(time.monotonic() - started, 2),
                 "detail": where.get("detail", ""),

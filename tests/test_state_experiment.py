@@ -306,12 +306,12 @@ def test_the_evaluation_scores_the_expert_100_percent_and_no_motion_0_percent(tm
         assert experiment != "object_handover_state" or moves[0] == "left close", episode["events"]
         assert episode["events"][0][0] == 0 and episode["events"][0][1].startswith("touching"), episode["events"]
     assert all(not any(gripper_move(what) for _, what in e["events"]) for e in zero_run["episodes"]), zero_run
-    # where each episode left the objects: with no motion, where they started (within 2 mm)
-    for episode in zero_run["episodes"]:
+    # where each episode left the objects: the expert carried the task's object (more than 5 mm from its start)
+    for episode in expert_run["episodes"] + zero_run["episodes"]:
+        assert episode["objects_at_end"].keys() == episode["objects_at_start"].keys(), episode
+    for episode in expert_run["episodes"]:
         start, end = episode["objects_at_start"], episode["objects_at_end"]
-        assert start.keys() == end.keys(), episode
-        assert all(math.dist(end[k][:3], start[k][:3]) < 0.002 for k in start), episode
-    assert all(e["objects_at_end"].keys() == e["objects_at_start"].keys() for e in expert_run["episodes"])
+        assert max(math.dist(end[k][:3], start[k][:3]) for k in start) > 0.005, episode
     if experiment == "object_handover_state":  # RANDOM_RESET off in both arms: wherever an episode left the hands,
         # the next starts with each at its RESET_POSE (the runner answers HandOffEnv's reset at rest, as a person)
         starts = [e["start"] for e in expert_run["episodes"] + zero_run["episodes"]]

@@ -146,7 +146,6 @@ def test_ram_insertion_expert_seats_the_stick_from_the_experiments_random_resets
         assert "episode 1: success after" in command.output and "from 1." in command.output, command.output
 
 
-@hil_serl.may_build
 class CrookedUsbGrasp(EXPERTS["usb_pickup_insertion"]):
     """The usb expert closing on the stick with the hand tilted nose down by TILT about the axis across the stick,
     as a policy's grasp can be (the env lets the hand tilt 0.1 rad): the stick lying level on the platform is held
@@ -171,6 +170,7 @@ class CrookedUsbGrasp(EXPERTS["usb_pickup_insertion"]):
             self.pitched = max(self.pitched, abs(float(np.arcsin(in_hand[2]))))
 
 
+@hil_serl.may_build
 def test_usb_expert_picks_the_dropped_stick_up_and_plugs_it_in():
     """Three episodes, the second by `python -m scripted_expert`, with a SpaceMouse alone. USBEnv's reset grasps
     the plugged stick, pulls it out and drops it on the platform, leaving the Robotiq open (reads above 0.85, as

@@ -407,7 +407,7 @@ class UsbPickupInsertion(Expert):
     HOVERING = 0.0025  # [m]
     HOVER_TICKS = 10
     # holding it, the stick pitched in the fingers (a grasp closed with the hand tilted, as a policy's can be within
-    # the env's 0.1 rad): the hand tilts so that the stick is level, as a person does. Nose up by 1.5 deg its plug
+    # the env's 0.1 rad): the hand tilts so that the stick is level, as a person does. Nose up by ~1.4 deg its plug
     # meets the port's upper lip (64 stalls in a training run, pitched -3..+6 deg, median +3, with the hand level);
     # beyond what the env's limits let the hand tilt, let go and take it again
     LEVEL_MAX = 0.08  # [rad]

@@ -1059,6 +1059,8 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
             (f"seed {r['seed']}: the agent's values beyond HIL-SERL's factory's / TrainConfig values set for the run / "
              "the expert's patience (s)", " / ".join(", ".join(f"{k} {v}" for k, v in d.items()) or "none" for d in
              (agent, config)) + f" / {r.get('patience_s', '-')}"
+             + "".join(f", {c['patience_s']:g} from minute {c['minutes']:.0f} (checkpoint {c['step']} alone in "
+                       f"{100 * c['rate']:.0f} %)" for c in r.get("patience_changes", []))
              + (f", handing back after {r['hand_back_s']:g}" if r.get("hand_back_s") else "")),
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
              f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})" if "stopped_at_minute" not in r else

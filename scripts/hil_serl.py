@@ -815,6 +815,7 @@ class Run:
     episodes: ActorEpisodes | None = None  # the first actor's episodes (train, loop)
     learner: Part | None = None  # train_rlpd.py's learner (train, loop)
     slots: list[Slot] = field(default_factory=list)  # each world of the training, its actor and expert (train, loop)
+    patience: float = 0.0  # the experts' patience now (train: --patience; loop: grown by --patience-grows)
 
     def script(
         self,
@@ -1215,6 +1216,7 @@ class Slot:
     starts: int = 0  # the actor's starts
     asked: float = 0.0  # when its server was last asked whether it answers (Run.servers_answer)
     unanswered: float | None = None  # since when it has not
+    patience: float = 0.0  # its expert's patience (started with, or told since: Loop.tell_patience)
 
     def actor_path(self, path: Path) -> Path:
         """The actor's --checkpoint_path, where it dumps its buffers (buffer/, demo_buffer/ every buffer_period
@@ -1243,6 +1245,7 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
         )
     say(f"demos: {', '.join(run.rel(d) for d in demos)}")
     pause = exp.logs / "pause"
+    run.patience = args.patience
     run.slots = [
         Slot(world_of(exp, k), ActorEpisodes(progress, pause_file=pause, forward=progress.actor_record))
         for k in range(1, args.worlds + 1)
@@ -1297,7 +1300,8 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
 def start_expert(run: Run, slot: Slot) -> None:
     """The slot's scripted expert (or a person): for this repository's experiments it starts each episode where
     its env says the episode starts (`--episode-starts stdin`, from the actor's lines)."""
-    turns = ["--patience", str(run.args.patience), "--hand-back", str(run.args.hand_back)]
+    slot.patience = run.patience
+    turns = ["--patience", str(run.patience), "--hand-back", str(run.args.hand_back)]
     if run.exp.own:
         slot.episodes.expert = run.expert([*turns, "--episode-starts", "stdin"], slot.exp)
     else:
@@ -1543,7 +1547,7 @@ class Loop:
         out = self.run.exp.logs / f"select-{index:02d}-{step}.json"
         (result,) = self.evaluator()(str(step), out, args.select_episodes, seed, name=" (selection)")
         entry = {**self.found[step], "seed": seed, **learning_record.rate(result["episodes"]),
-                 "episodes": result["episodes"]}  # fmt: skip
+                 "patience_s": self.run.patience, "episodes": result["episodes"]}  # fmt: skip
         self.checkpoints.append(entry)
         return entry
 
@@ -1576,6 +1580,7 @@ class Loop:
         if why:
             say(f"evaluating checkpoint {step} now{why}")
         entry = self.select(step)
+        self.grow_patience(entry)
         if entry["rate"] >= args.goal and (self.minutes_to_goal() is None or args.until):
             fresh = self.confirm(step)
             if args.until and fresh["rate"] >= args.until:
@@ -1583,6 +1588,31 @@ class Loop:
                 say(f"checkpoint {step} is confirmed on fresh episodes at {confirmed}: training stops")
                 self.stop = True
         self.write()
+
+    def grow_patience(self, entry: dict) -> None:
+        """--patience-grows: where a checkpoint's selection rate reaches a stage's, the experts wait that stage's
+        seconds from their next episode on (never less again: a person who has seen the policy do it alone), told
+        after the pause (tell_patience). Each selection entry keeps the patience its training ran with."""
+        run = self.run
+        grown = max((seconds for rate, seconds in run.args.patience_grows if entry["rate"] >= rate), default=0.0)
+        if grown > run.patience:
+            run.patience = grown
+            change = {"minutes": round(self.clock.minutes(), 2), "step": entry["step"], "rate": entry["rate"],
+                      "patience_s": grown}  # fmt: skip
+            self.record.setdefault("patience_changes", []).append(change)
+            say(
+                f"checkpoint {entry['step']} succeeded alone in {100 * entry['rate']:.0f} % of its selection "
+                f"episodes: the expert now leaves each episode to the policy for {grown:g} s (--patience-grows)"
+            )
+
+    def tell_patience(self) -> None:
+        """Each expert that runs with another patience than the run's now gets it for its next episode (a restarted
+        one starts with it: start_expert)."""
+        for slot in self.run.slots:
+            expert = slot.episodes.expert
+            if expert is not None and expert.alive() and slot.patience != self.run.patience:
+                expert.answer(f"patience {self.run.patience:g}")
+                slot.patience = self.run.patience
 
     def minutes_to_goal(self, goal: float | None = None) -> float | None:
         """Training minutes to the first checkpoint whose selection rate reached `goal` (default --goal) and whose
@@ -1657,6 +1687,7 @@ def step_loop(run: Run) -> None:
         goal=args.goal,
         until=args.until,
         patience_s=args.patience,
+        patience_grows=args.patience_grows,
         hand_back_s=args.hand_back,
         agent=json.loads(args.agent or "{}"),
         train_config=json.loads(args.train_config or "{}"),
@@ -1688,6 +1719,7 @@ def step_loop(run: Run) -> None:
         if run.learner is not None and loop.found and (now >= next_eval or (doing_it and now - last_eval >= 1.0)):
             with Pause(run, clock):
                 loop.evaluate_newest(why="" if now >= next_eval else " (the policy did 8 of its last 10 alone)")
+            loop.tell_patience()  # the experts run again: they read it
             last_eval, episodes_then = clock.minutes(), expert.episodes
             next_eval = last_eval + args.eval_every
         return loop.stop or clock.minutes() >= args.minutes
@@ -1781,6 +1813,17 @@ STEP_FUNCTIONS: dict[str, Callable[[Run], None]] = {
 
 
 # ------------------------------------------------------------------------------------------------- command line
+def patience_stage(text: str) -> tuple[float, float]:
+    """--patience-grows RATE:SECONDS (RATE in [0, 1], 0: at the first evaluation; SECONDS > 0)."""
+    try:
+        rate, seconds = (float(part) for part in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not RATE:SECONDS (e.g. 0.5:5)") from None
+    if not (0.0 <= rate <= 1.0 and 0.0 < seconds < math.inf):
+        raise argparse.ArgumentTypeError(f"{text!r}: RATE in [0, 1] and SECONDS > 0")
+    return rate, seconds
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     doc = __doc__.split("\n\n")
     parser = argparse.ArgumentParser(
@@ -1826,6 +1869,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=5.0,
         help="train: seconds the expert leaves each episode to the policy (default 5)",
     )
+    parser.add_argument(
+        "--patience-grows", type=patience_stage, action="append", default=[], metavar="RATE:SECONDS", help="loop: "
+        "once a checkpoint succeeds alone in RATE of its selection episodes, the expert leaves each episode to the "
+        "policy for SECONDS from then on (a person who waits longer once the policy can do it; e.g. 0.5:5; "
+        "repeatable; RATE 0: from the first evaluation on; default: --patience throughout)"
+    )  # fmt: skip
     parser.add_argument(
         "--hand-back", type=float, default=0.0, help="train: seconds the expert drives before it hands the episode "
         "back to the policy for --patience seconds more, and so on (a person who corrects and lets go); 0: it "
@@ -1916,6 +1965,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.hand_back < 0 or (args.hand_back > 0 and args.patience <= 0):
         parser.error("--hand-back needs --patience > 0 (the policy's turns between the expert's) and is >= 0")
+    if args.patience_grows and args.step != "loop":
+        parser.error("--patience-grows is the loop's: it follows the loop's selection evaluations")
     return args
 
 

@@ -35,6 +35,7 @@ import learning_record  # noqa: E402
 
 pytestmark = pytest.mark.slow
 PATIENCE = 3.0
+GROWN = 4.0  # --patience-grows 0:GROWN: the expert's patience from the first evaluation on
 PACE = 4  # the learner's batches per online transition at most (state_agent.pace): 2 learner steps (cta_ratio 2)
 
 
@@ -46,6 +47,7 @@ def test_the_loop_evaluates_while_training_and_names_a_checkpoint_confirmed_on_f
     # a CI runner, 2.06 for checkpoint 100 on the 2-core machine)
     flags = ["loop", "--demos", "2", "--minutes", "3.2", "--eval-every", "0.5", "--select-episodes", "2",
              "--fresh-episodes", "2", "--mode-episodes", "1", "--goal", "0.9", "--patience", str(PATIENCE),
+             "--patience-grows", f"0:{GROWN:g}",
              "--train-config", json.dumps({"checkpoint_period": 100, "max_updates_per_transition": PACE})]  # fmt: skip
     runner = Runner(tmp_path, *flags, env={"FRANKA_SIM_URL": url}, task="ram_insertion_state")
     assert runner.finish(840) == 0, runner.output
@@ -96,7 +98,16 @@ def test_the_loop_evaluates_while_training_and_names_a_checkpoint_confirmed_on_f
     assert record["last_fresh"]["episodes"] == 2 and record["mode"]["episodes"] == 1
     assert "the loop names checkpoint_" in runner.output and "fresh episodes (95 % interval" in runner.output
 
-    # the expert's patience counted from each episode's first step
+    # the expert's patience counted from each episode's first step; grown after the first evaluation
+    # (--patience-grows 0:GROWN), told to the expert after that pause, and the grown one taken from its next episode
     expert = (logs / "expert.log").read_text()
-    waited = [float(s) for s in re.findall(r"ticks of intervention from ([\d.]+) s on", expert)]
+    before, told, after = expert.partition(f"[patience] {GROWN:g} s from the next episode on")
+    assert told, expert
+    intervened = r"ticks of intervention from ([\d.]+) s on"
+    waited, grown = ([float(s) for s in re.findall(intervened, part)] for part in (before, after))
     assert waited and all(w >= PATIENCE - 0.05 for w in waited), waited
+    assert grown and all(w >= GROWN - 0.05 for w in grown), grown
+    first = record["checkpoints"][0]
+    assert record["patience_grows"] == [[0.0, GROWN]], record["patience_grows"]
+    assert [(c["step"], c["patience_s"]) for c in record["patience_changes"]] == [(first["step"], GROWN)]
+    assert [c["patience_s"] for c in record["checkpoints"]] == [PATIENCE] + [GROWN] * (len(record["checkpoints"]) - 1)

@@ -32,3 +32,19 @@ def test_an_agent_value_that_train_rlpd_sets_from_its_config_is_refused_with_the
                           "--dir", str(tmp_path), "--agent", '{"discount": 0.95}'], capture_output=True, text=True,
                          timeout=600)  # fmt: skip
     assert ran.returncode == 2 and "--agent discount" in ran.stdout and "--train-config" in ran.stdout, ran.stdout
+
+
+def test_patience_grows_takes_rate_colon_seconds_for_the_loop_and_refuses_anything_else():
+    """--patience-grows RATE:SECONDS (repeatable; RATE in [0, 1], SECONDS > 0) is the loop's: refused with the reason
+    for another step or a malformed stage, before anything starts."""
+    args = hil_serl.parse(["ram_insertion_state", "loop", "--patience-grows", "0.5:5", "--patience-grows", "0:3"])
+    assert args.patience_grows == [(0.5, 5.0), (0.0, 3.0)]
+    assert hil_serl.parse(["ram_insertion_state", "loop"]).patience_grows == []
+    for bad, why in (("5", "is not RATE:SECONDS"), ("0.5:nan", "SECONDS > 0"), ("1.5:5", "RATE in [0, 1]"),
+                     ("0.5:0", "SECONDS > 0"), ("a:b", "is not RATE:SECONDS")):  # fmt: skip
+        ran = subprocess.run([sys.executable, str(ROOT / "scripts" / "hil_serl.py"), "ram_insertion_state", "loop",
+                              "--patience-grows", bad], capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert ran.returncode == 2 and why in ran.stderr, (bad, ran.stderr)
+    ran = subprocess.run([sys.executable, str(ROOT / "scripts" / "hil_serl.py"), "ram_insertion_state", "train",
+                          "--patience-grows", "0.5:5"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert ran.returncode == 2 and "--patience-grows is the loop's" in ran.stderr, ran.stderr

@@ -336,6 +336,32 @@ def test_with_the_envs_episodes_the_patience_counts_from_the_first_step_and_the_
     assert re.search(r"episode 1: no success .*; it stood at \S", output), output  # where its work stood
 
 
+def test_a_patience_line_sets_the_patience_from_the_next_episode_on_and_a_bad_one_changes_nothing():
+    """`patience S` on standard input (the loop's --patience-grows) is no episode's line: the episode going on keeps
+    its patience and goes on; the next one waits S s. A value that is no number of seconds > 0 is refused with a
+    line on stderr and the patience stays. The ram_insertion world (real launch, real HTTP)."""
+    with env_episodes_expert("--patience", "1.0") as expert:
+        expert.waiting(1)
+        expert.say("start")
+        expert.say("patience 2.5")  # during the episode: not its end, and not its patience
+        moved_after = expert.first(True, 4.0)
+        assert moved_after is not None and moved_after < 1.9, moved_after  # still the 1 s it began with
+        expert.say("end")
+        expert.waiting(2)
+        for bad in ("nan", "-1", "soon"):
+            expert.say(f"patience {bad}")
+        expert.say("start")
+        moved_after = expert.first(True, 5.0)
+        assert moved_after is not None and 2.4 < moved_after < 3.5, moved_after  # the 2.5 s told, not a bad one
+        expert.say("end")
+        expert.waiting(3)
+    output = "".join(expert.lines)
+    assert "[patience] 2.5 s from the next episode on" in output, output
+    for bad in ("nan", "-1", "soon"):
+        assert f"'patience {bad}' ignored: the patience is a number of seconds > 0 (it stays 2.5 s)" in output, output
+    assert "episode 1: no success" in output and "episode 2: no success" in output, output
+
+
 def test_an_episode_without_success_says_where_the_usb_line_up_stood():
     """The usb expert holding the stick says what its line-up waits for (1 mm aside, 0.02 rad of yaw, the plug
     11-19 mm out); before that, only its phase. Its own state, no server."""

@@ -12,12 +12,15 @@ those steps as successes) and press Esc (FrankaEnv ends the episode). Exit statu
 With `--episode-starts stdin` the episodes are the env's own: each line on standard input marks an episode's first
 step after its reset (scripts/hil_serl.py writes one when the experiment's env says so), as a person watching the
 arm sees the policy begin. The patience counts from there, not through the reset; the expert leaves an episode
-the env ended before success (its step limit) at the next line, and waits for a line before each episode.
+the env ended before success (its step limit) at the next line, and waits for a line before each episode. A line
+"patience SECONDS" sets the patience from the next episode on (the runner's --patience-grows: a person who waits
+longer once the policy has shown it can do the task alone).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import threading
 import time
@@ -78,10 +81,13 @@ class EnvEpisodes:
     """The env's episodes, from standard input: a line "start" at an episode's first step after its reset, "end" at
     its last step ("end success" where the ground truth ended it, "end" at the env's step limit). A reader thread
     keeps the lines; the episode the expert took is over at the next line, which sets `abandon` (the running
-    expert's `stopped`: it rests at once)."""
+    expert's `stopped`: it rests at once). "patience SECONDS" is no episode's line: it sets `patience` for the
+    episodes that start after it (each keeps the one it started with: `patiences`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, patience: float) -> None:
+        self.patience = patience
         self.lines: list[str] = []
+        self.patiences: list[float] = []  # the patience as each line came
         self.taken = -1  # index of the "start" of the episode the expert is in
         self.changed = threading.Condition()
         self.closed = False
@@ -90,8 +96,12 @@ class EnvEpisodes:
 
     def _read(self) -> None:
         for line in sys.stdin:
+            if line.startswith("patience "):
+                self._set_patience(line.removeprefix("patience ").strip())
+                continue
             with self.changed:
                 self.lines.append(line.strip())
+                self.patiences.append(self.patience)
                 if self.abandon is not None and self.over():
                     self.abandon.set()
                 self.changed.notify_all()
@@ -100,6 +110,18 @@ class EnvEpisodes:
             if self.abandon is not None:
                 self.abandon.set()
             self.changed.notify_all()
+
+    def _set_patience(self, text: str) -> None:
+        try:
+            patience = float(text)
+        except ValueError:
+            patience = float("nan")
+        if not (math.isfinite(patience) and patience > 0):
+            print(f"scripted_expert: 'patience {text}' ignored: the patience is a number of seconds > 0 (it stays "
+                  f"{self.patience:g} s)", file=sys.stderr, flush=True)  # fmt: skip
+            return
+        self.patience = patience
+        print(f"[patience] {patience:g} s from the next episode on", flush=True)
 
     def next(self) -> bool:
         """Wait for an episode that started after the one taken and has not ended yet; take it (False: standard
@@ -111,6 +133,10 @@ class EnvEpisodes:
                 return False
             self.taken = len(self.lines) - 1
             return True
+
+    def taken_patience(self) -> float:
+        """The patience of the episode taken (as it was when the episode started)."""
+        return self.patiences[self.taken]
 
     def over(self) -> bool:
         """Whether the episode taken has ended (a line after its start)."""
@@ -156,15 +182,15 @@ class Turns:
         return how
 
 
-def take_turns(expert, args: argparse.Namespace, episodes: EnvEpisodes | None) -> Turns:
-    """One episode: the policy for --patience s, then the expert to success, or (--hand-back) for that long and then
+def take_turns(expert, args: argparse.Namespace, episodes: EnvEpisodes | None, patience: float) -> Turns:
+    """One episode: the policy for `patience` s, then the expert to success, or (--hand-back) for that long and then
     the policy's again, until success, the env's end of the episode, or --timeout s (a success the env saw at its
     end is the caller's to read: EnvEpisodes.succeeded)."""
     start, turns = time.monotonic(), Turns()
     # with the env's episodes, the env ends each at the ground truth's success: so does the expert
     until = (lambda truth: bool(truth["success"])) if episodes is not None else None
     while True:
-        if args.patience > 0 and policy_succeeds(expert, args.patience, args.rate, episodes):
+        if patience > 0 and policy_succeeds(expert, patience, args.rate, episodes):
             turns.success = True
             return turns
         left = args.timeout - (time.monotonic() - start)
@@ -190,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scripted_expert: {exc}", file=sys.stderr)
         return 2
     failures, episode = 0, 0
-    episodes = EnvEpisodes() if args.episode_starts == "stdin" else None
+    episodes = EnvEpisodes(args.patience) if args.episode_starts == "stdin" else None
     try:
         while args.episodes == 0 or episode < args.episodes:
             episode += 1
@@ -207,12 +233,12 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"[{args.task}] episode {episode}: waiting for the env's reset (the task is a success now)")
                 while expert.truth()["success"]:
                     time.sleep(0.2)
-            start = time.monotonic()
-            turns = take_turns(expert, args, episodes)
+            start, patience = time.monotonic(), args.patience if episodes is None else episodes.taken_patience()
+            turns = take_turns(expert, args, episodes, patience)
             ok = turns.success or (episodes is not None and episodes.succeeded())
             if episodes is not None and not ok:  # the env ended it first (its step limit)
                 how = "ended by the env" + (
-                    "" if turns.stepped_in is None else f" after {turns.how(expert.ticks, args.patience)}"
+                    "" if turns.stepped_in is None else f" after {turns.how(expert.ticks, patience)}"
                 )
                 print(f"[{args.task}] episode {episode}: no success after {time.monotonic() - start:.1f} s, {how}; "
                       f"it stood at {expert.standing()}", flush=True)  # fmt: skip
@@ -221,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(
                 f"[{args.task}] episode {episode}: {'success' if ok else 'no success'} after "
-                f"{time.monotonic() - start:.1f} s, {turns.how(expert.ticks, args.patience)}",
+                f"{time.monotonic() - start:.1f} s, {turns.how(expert.ticks, patience)}",
                 flush=True,
             )
             failures += not ok

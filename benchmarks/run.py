@@ -52,6 +52,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 os.environ["ROS_DOMAIN_ID"] = str(random.randint(20, 99))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
@@ -1030,6 +1031,40 @@ def fresh_failures(record: dict, shown: int = 3) -> str:
     return "; ".join(details[:shown]) + more if details else "none"
 
 
+def placed_offsets(record: dict) -> str:
+    """Where the named checkpoint's fresh episodes left the task's object (a `placed` success: GET /task's
+    judgement of its frame against the task file's position), failures and successes apart: the offset of its
+    frame, world axes, in mm (min..max and the median size per axis), and for an object the task file places in
+    the world, how far it ended turned from that placement. '-' where the task is not placed or the episodes kept
+    no end poses (records before objects_at_end)."""
+    world = record.get("world") or record["experiment"].removesuffix("_state")  # records before `world`: the same
+    spec = load_world(str(CONFIG / "tasks" / f"{world}.yaml"), cameras_config="none")
+    success = spec.task.success
+    if success.kind != "placed":
+        return "-"
+    placed = next((o for o in spec.objects if o.name == success.object and o.mount == "world"), None)
+    step = record["named"]["step"]
+    runs = [c for c in record["confirmations"] if c["step"] == step and not c.get("argmax")]
+    ended = [(e["success"], e["objects_at_end"][success.object]) for c in runs[-1:] for e in c["episodes"]
+             if e.get("objects_at_end")]  # fmt: skip
+    if not ended:
+        return "-"
+    parts = []
+    for succeeded, label in ((False, "failures"), (True, "successes")):
+        poses = np.array([pose for ok, pose in ended if ok == succeeded])
+        if not len(poses):
+            continue
+        offset = 1e3 * (poses[:, :3] - np.array(success.position))
+        axes = ", ".join(f"{axis} {lo:+.1f}..{hi:+.1f} (|{axis}| median {mid:.1f})" for axis, lo, hi, mid in
+                         zip("xyz", offset.min(0), offset.max(0), np.median(abs(offset), 0), strict=True))  # fmt: skip
+        turned = ""
+        if placed is not None:
+            rotation = Rotation.from_quat(poses[:, 3:7]) * Rotation.from_euler("xyz", placed.rpy).inv()
+            turned = f", turned {np.degrees(rotation.magnitude()).max():.1f} deg at most"
+        parts.append(f"{label} ({len(poses)}): {axes} mm{turned}")
+    return "; ".join(parts)
+
+
 def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
     """The figures of the experiment's committed records, and the curve of all of them
     (hil_serl_experiments/curve.py)."""
@@ -1080,6 +1115,8 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
             (f"seed {r['seed']}: intervention rate, first -> last 5 training minutes", interventions),
             (f"seed {r['seed']}: where the named one's fresh episodes without success ended (ground truth)",
              fresh_failures(r)),
+            (f"seed {r['seed']}: where they left the object, its frame from where it belongs (world axes, mm)",
+             placed_offsets(r)),
         ]  # fmt: skip
     goals = {r.get("goal", 0.9) for r in records}
     goal = f"{100 * min(goals):.0f} %" if len(goals) == 1 else "the goal"

@@ -1681,6 +1681,7 @@ def step_loop(run: Run) -> None:
     loop = Loop(run, path, clock)
     loop.record.update(
         experiment=exp.task,
+        world=exp.world,
         seed=args.seed,
         machine=learning_record.machine(),
         minutes=args.minutes,

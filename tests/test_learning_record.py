@@ -3,6 +3,8 @@ it names, its training clock). The loop itself runs end to end in tests/test_lea
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,3 +77,31 @@ def test_the_training_bins_count_interventions_and_the_policys_own_successes():
     assert first["intervention_rate"] == pytest.approx(20 / 70, abs=1e-4) and first["policy_alone_successes"] == 1
     assert first["temperature"] == 0.01 and first["learner_step"] == 500
     assert second["minutes"] == [5.0, 10.0] and second["policy_alone_successes"] == 0
+
+
+def test_the_table_says_where_the_named_checkpoints_fresh_episodes_left_a_placed_object(tmp_path):
+    """benchmarks/run.py's row of end poses (placed_offsets), from a committed record: usb run 14's named checkpoint
+    on 50 fresh episodes, 22 failures and 28 successes, each axis's span and the object's turn from where the task
+    file places it; '-' for a task that is not placed (object_handover: held) and for episodes without end poses.
+    Run in a process of its own: benchmarks/run.py chooses a ROS domain as it is imported."""
+    record = Path(__file__).resolve().parent.parent / "benchmarks" / "learning" / "usb_pickup_insertion_state-14.json"
+    code = f"""
+import json, sys
+sys.path.insert(0, "benchmarks")
+import run
+record = json.load(open({str(record)!r}))
+print(run.placed_offsets(record))
+print(run.placed_offsets({{**record, "experiment": "object_handover_state"}}))
+for confirmation in record["confirmations"]:
+    for episode in confirmation["episodes"]:
+        episode.pop("objects_at_end")
+print(run.placed_offsets(record))
+"""
+    ran = subprocess.run([sys.executable, "-c", code], cwd=record.parents[2], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    usb, handover, without = ran.stdout.splitlines()[-3:]
+    failures = r"failures \(22\): x -6\.4\.\.\+3\.6 \(\|x\| median 2\.0\), y \+2\.7\.\.\+9\.8 .* mm, turned 15\.2 deg"
+    successes = r"at most; successes \(28\): x -1\.1\.\.\+1\.5 \(\|x\| median 0\.7\)"
+    assert re.match(failures + " " + successes, usb), usb
+    assert handover == "-" and without == "-", (handover, without)

@@ -1055,7 +1055,7 @@ def placed_offsets(record: dict) -> str:
         if not len(poses):
             continue
         offset = 1e3 * (poses[:, :3] - np.array(success.position))
-        axes = ", ".join(f"{axis} {lo:+.1f}..{hi:+.1f} (|{axis}| median {mid:.1f})" for axis, lo, hi, mid in
+        axes = ", ".join(f"{axis} {lo:+.1f}..{hi:+.1f} (median {mid:.1f} off)" for axis, lo, hi, mid in
                          zip("xyz", offset.min(0), offset.max(0), np.median(abs(offset), 0), strict=True))  # fmt: skip
         turned = ""
         if placed is not None:
@@ -1096,6 +1096,9 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
              (agent, config)) + f" / {r.get('patience_s', '-')}"
              + "".join(f", {c['patience_s']:g} from minute {c['minutes']:.0f} (checkpoint {c['step']} alone in "
                        f"{100 * c['rate']:.0f} %)" for c in r.get("patience_changes", []))
+             + (f" (--patience-grows {' '.join(f'{a:g}:{b:g}' for a, b in r['patience_grows'])}"
+                f"{'' if r.get('patience_changes') else ': not reached while training'})"
+                if r.get("patience_grows") else "")
              + (f", handing back after {r['hand_back_s']:g}" if r.get("hand_back_s") else "")),
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
              f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})" if "stopped_at_minute" not in r else

@@ -1022,11 +1022,16 @@ def learning(args) -> tuple[list[tuple[str, str]], str]:
     return learning_table(args.experiment)
 
 
-def fresh_failures(record: dict, shown: int = 3) -> str:
-    """The ground truth's detail at the end of the named checkpoint's fresh episodes that did not succeed."""
+def named_fresh(record: dict) -> list[dict]:
+    """The named checkpoint's fresh episodes (its last confirmation of sampled actions)."""
     step = record["named"]["step"]
     runs = [c for c in record["confirmations"] if c["step"] == step and not c.get("argmax")]
-    details = [e["detail"] for c in runs[-1:] for e in c["episodes"] if not e["success"]]
+    return [e for c in runs[-1:] for e in c["episodes"]]
+
+
+def fresh_failures(record: dict, shown: int = 3) -> str:
+    """The ground truth's detail at the end of the named checkpoint's fresh episodes that did not succeed."""
+    details = [e["detail"] for e in named_fresh(record) if not e["success"]]
     more = f"; and {len(details) - shown} more" if len(details) > shown else ""
     return "; ".join(details[:shown]) + more if details else "none"
 
@@ -1043,9 +1048,7 @@ def placed_offsets(record: dict) -> str:
     if success.kind != "placed":
         return "-"
     placed = next((o for o in spec.objects if o.name == success.object and o.mount == "world"), None)
-    step = record["named"]["step"]
-    runs = [c for c in record["confirmations"] if c["step"] == step and not c.get("argmax")]
-    ended = [(e["success"], e["objects_at_end"][success.object]) for c in runs[-1:] for e in c["episodes"]
+    ended = [(e["success"], e["objects_at_end"][success.object]) for e in named_fresh(record)
              if e.get("objects_at_end")]  # fmt: skip
     if not ended:
         return "-"

@@ -1216,7 +1216,6 @@ class Slot:
     starts: int = 0  # the actor's starts
     asked: float = 0.0  # when its server was last asked whether it answers (Run.servers_answer)
     unanswered: float | None = None  # since when it has not
-    patience: float = 0.0  # its expert's patience (started with, or told since: Loop.tell_patience)
 
     def actor_path(self, path: Path) -> Path:
         """The actor's --checkpoint_path, where it dumps its buffers (buffer/, demo_buffer/ every buffer_period
@@ -1300,7 +1299,6 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
 def start_expert(run: Run, slot: Slot) -> None:
     """The slot's scripted expert (or a person): for this repository's experiments it starts each episode where
     its env says the episode starts (`--episode-starts stdin`, from the actor's lines)."""
-    slot.patience = run.patience
     turns = ["--patience", str(run.patience), "--hand-back", str(run.args.hand_back)]
     if run.exp.own:
         slot.episodes.expert = run.expert([*turns, "--episode-starts", "stdin"], slot.exp)
@@ -1520,6 +1518,7 @@ class Loop:
     checkpoints: list[dict] = field(default_factory=list)  # selection evaluations
     confirmations: list[dict] = field(default_factory=list)  # fresh evaluations
     stop: bool = False
+    untold: bool = False  # the patience grew and the experts have not been told yet (tell_patience)
     _evaluator: Evaluator | None = None
 
     def watch(self, env_steps: int) -> None:
@@ -1596,7 +1595,7 @@ class Loop:
         run = self.run
         grown = max((seconds for rate, seconds in run.args.patience_grows if entry["rate"] >= rate), default=0.0)
         if grown > run.patience:
-            run.patience = grown
+            run.patience, self.untold = grown, True
             change = {"minutes": round(self.clock.minutes(), 2), "step": entry["step"], "rate": entry["rate"],
                       "patience_s": grown}  # fmt: skip
             self.record.setdefault("patience_changes", []).append(change)
@@ -1606,13 +1605,13 @@ class Loop:
             )
 
     def tell_patience(self) -> None:
-        """Each expert that runs with another patience than the run's now gets it for its next episode (a restarted
-        one starts with it: start_expert)."""
-        for slot in self.run.slots:
-            expert = slot.episodes.expert
-            if expert is not None and expert.alive() and slot.patience != self.run.patience:
-                expert.answer(f"patience {self.run.patience:g}")
-                slot.patience = self.run.patience
+        """After a pause in which the patience grew: each running expert gets it for its next episode (one started
+        later starts with it: start_expert)."""
+        if self.untold:
+            for slot in self.run.slots:
+                if (expert := slot.episodes.expert) is not None and expert.alive():
+                    expert.answer(f"patience {self.run.patience:g}")
+            self.untold = False
 
     def minutes_to_goal(self, goal: float | None = None) -> float | None:
         """Training minutes to the first checkpoint whose selection rate reached `goal` (default --goal) and whose

@@ -1102,7 +1102,8 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
              + (f" (--patience-grows {' '.join(f'{a:g}:{b:g}' for a, b in r['patience_grows'])}"
                 f"{'' if r.get('patience_changes') else ': not reached while training'})"
                 if r.get("patience_grows") else "")
-             + (f", handing back after {r['hand_back_s']:g}" if r.get("hand_back_s") else "")),
+             + (f", handing back after {r['hand_back_s']:g}" if r.get("hand_back_s") else "")
+             + (f", stepping in once the arms were still {r['stalled_s']:g}" if r.get("stalled_s") else "")),
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
              f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})" if "stopped_at_minute" not in r else
              f"{r['stopped_at_minute']:g} of {r['minutes']:g}, stopped ({r['wall_minutes']:.0f}): the record's "

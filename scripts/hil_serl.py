@@ -1300,6 +1300,7 @@ def start_expert(run: Run, slot: Slot) -> None:
     """The slot's scripted expert (or a person): for this repository's experiments it starts each episode where
     its env says the episode starts (`--episode-starts stdin`, from the actor's lines)."""
     turns = ["--patience", str(run.patience), "--hand-back", str(run.args.hand_back)]
+    turns += ["--stalled", str(run.args.stalled)]  # the policy held the arms still: the expert steps in sooner
     if run.exp.own:
         slot.episodes.expert = run.expert([*turns, "--episode-starts", "stdin"], slot.exp)
     else:
@@ -1689,6 +1690,7 @@ def step_loop(run: Run) -> None:
         patience_s=args.patience,
         patience_grows=args.patience_grows,
         hand_back_s=args.hand_back,
+        stalled_s=args.stalled,
         agent=json.loads(args.agent or "{}"),
         train_config=json.loads(args.train_config or "{}"),
         select_episodes=args.select_episodes,
@@ -1881,6 +1883,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "drives to success once it stepped in (default)"
     )  # fmt: skip
     parser.add_argument(
+        "--stalled", type=float, default=0.0, help="train, loop: the expert steps in before its patience is out "
+        "once the policy has held the arms still for this many seconds (each hand within 2 mm, each gripper "
+        "within 0.05; a person who sees the robot stuck, e.g. a plug pressed beside its hole), so that the policy "
+        "meets its own stalls and the expert's correction from them; 0: the patience only (default)"
+    )  # fmt: skip
+    parser.add_argument(
         "--checkpoint-path", default="first_run", help="train, probe: under the directory (default first_run)"
     )
     parser.add_argument(
@@ -1965,6 +1973,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.hand_back < 0 or (args.hand_back > 0 and args.patience <= 0):
         parser.error("--hand-back needs --patience > 0 (the policy's turns between the expert's) and is >= 0")
+    if not (args.stalled >= 0 and math.isfinite(args.stalled)) or (args.stalled > 0 and args.patience <= 0):
+        parser.error("--stalled needs --patience > 0 (it ends the policy's turn early) and is >= 0")
     if args.patience_grows and args.step != "loop":
         parser.error("--patience-grows is the loop's: it follows the loop's selection evaluations")
     return args

@@ -591,8 +591,33 @@ def test_with_hand_back_the_expert_corrects_then_leaves_the_policy_its_patience_
     assert turns and int(turns[1]) >= 2 and 1.4 < float(turns[2]) < 4.0, output  # its first turn, the next begun
 
 
+def test_with_stalled_the_expert_steps_in_once_the_policy_holds_the_arms_still():
+    """`--patience 4 --stalled 1` (a person who steps in when the robot is stuck): nothing moves the arm here (no
+    policy acts), so the expert drives after about 1 s, not after the 4 s patience; the episode's line says the
+    policy held the arms still (the runner reads "from S s on" as before). The ram_insertion world (real launch,
+    real HTTP)."""
+    with env_episodes_expert("--patience", "4.0", "--stalled", "1.0") as expert:
+        expert.waiting(1)
+        expert.say("start")
+        moved_after = expert.first(True, 5.0)
+        assert moved_after is not None and 0.9 < moved_after < 2.5, moved_after  # the arms still 1 s, not 4
+        expert.say("end")
+        expert.waiting(2)
+    output = "".join(expert.lines)
+    assert re.search(r"episode 1: no success after [\d.]+ s, ended by the env after \d+ ticks of intervention from "
+                     r"[\d.]+ s on \(the policy held the arms still in 1 of its turns\)", output), output  # fmt: skip
+
+
 def test_hand_back_needs_patience():
     env = {**os.environ, "PYTHONPATH": str(EXPERT_DIR)}
     run = subprocess.run([sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", "--hand-back", "2"],
                          env=env, capture_output=True, text=True)  # fmt: skip
     assert run.returncode == 2 and "--hand-back needs --patience" in run.stderr, run.stderr
+
+
+def test_stalled_needs_patience_and_a_number_of_seconds():
+    env = {**os.environ, "PYTHONPATH": str(EXPERT_DIR)}
+    for flags in (["--stalled", "1"], ["--patience", "2", "--stalled", "-1"], ["--patience", "2", "--stalled", "nan"]):
+        run = subprocess.run([sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", *flags],
+                             env=env, capture_output=True, text=True)  # fmt: skip
+        assert run.returncode == 2 and "--stalled needs --patience" in run.stderr, (flags, run.stderr)

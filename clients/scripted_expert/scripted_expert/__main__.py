@@ -4,7 +4,8 @@ Drives the task's virtual SpaceMouse (POST /spacemouse on the task's servers) fr
 truth, episode after episode, while HIL-SERL's scripts run with FRANKA_SIM_SPACEMOUSE=1 (and, for the keys,
 FRANKA_SIM_KEYS=1). Each episode: wait until the task is not a success (the env's reset has undone the last
 one), let the policy act for `--patience` seconds if asked (a person who steps in only when the policy does not get
-there), drive to success (with `--hand-back`, that many seconds at a time with the policy's `--patience` seconds
+there; with `--stalled`, sooner once the policy has held the arms still that long: a person who sees it stuck),
+drive to success (with `--hand-back`, that many seconds at a time with the policy's `--patience` seconds
 between: a person who corrects and lets go again), then optionally keep pressing space (record_success_fail marks
 those steps as successes) and press Esc (FrankaEnv ends the episode). Exit status 0 when every episode succeeded,
 1 when one did not, 2 when the task has no expert or the expert is blocked.
@@ -25,6 +26,8 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+
+import numpy as np
 
 from .client import ServerError
 from .experts import EXPERTS, ExpertBlocked
@@ -59,6 +62,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "before intervening, as a person does in training; 0: intervene at once (default)"
     )  # fmt: skip
     parser.add_argument(
+        "--stalled", type=float, default=0.0, help="with --patience: step in before the patience is out once the "
+        "policy has held the arms still (each hand within 2 mm, each gripper within 0.05) for this many seconds, as "
+        "a person steps in when the robot is stuck (a plug pressed beside its hole); 0: wait out the patience "
+        "(default)"
+    )  # fmt: skip
+    parser.add_argument(
         "--hand-back", type=float, default=0.0, help="with --patience: seconds the expert drives before it hands "
         "the episode back to the policy for --patience seconds more, and so on until success; 0: drive to success "
         "once it stepped in (default)"
@@ -74,6 +83,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.hand_back < 0 or (args.hand_back > 0 and args.patience <= 0):
         parser.error("--hand-back needs --patience: the policy's turns between the expert's (and is >= 0)")
+    if not (args.stalled >= 0 and math.isfinite(args.stalled)) or (args.stalled > 0 and args.patience <= 0):
+        parser.error("--stalled needs --patience: it ends the policy's turn early (and is >= 0)")
     return args
 
 
@@ -147,16 +158,48 @@ class EnvEpisodes:
         return self.over() and self.lines[self.taken + 1] == "end success"
 
 
-def policy_succeeds(expert, patience: float, rate: float, episodes: EnvEpisodes | None = None) -> bool:
+STILL_M = 0.002  # [m] a hand that stays within this of where it was holds still (--stalled)
+STILL_GRIPPER = 0.05  # and its gripper within this (a closing gripper is no stall)
+
+
+class Stillness:
+    """Since when the policy has held the arms still: each hand within STILL_M of where it was when they last
+    moved, each gripper within STILL_GRIPPER."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.where: list[tuple[np.ndarray, float]] = []
+
+    def seconds(self, arms, now: float) -> float:
+        here = [(arm.hand.pos.copy(), arm.gripper) for arm in arms]
+        moved = len(here) != len(self.where) or any(
+            float(np.linalg.norm(pos - was)) > STILL_M or abs(gripper - gripped) > STILL_GRIPPER
+            for (pos, gripper), (was, gripped) in zip(here, self.where, strict=True)
+        )
+        if moved:
+            self.since, self.where = now, here
+        return now - self.since
+
+
+def policy_succeeds(
+    expert, patience: float, rate: float, episodes: EnvEpisodes | None = None, stalled: float = 0.0
+) -> bool | None:
     """Leave the arms to the policy (the SpaceMouse at rest) for `patience` s: whether the task succeeded (with
-    `episodes`: False as soon as the env ends the episode, whether by success or by its step limit)."""
+    `episodes`: False as soon as the env ends the episode, whether by success or by its step limit). With
+    `stalled` > 0: None as soon as the policy has held the arms still that long (the expert steps in early)."""
     expert.rest()
     end = time.monotonic() + patience
+    still = Stillness()
     while time.monotonic() < end:
         if expert.truth()["success"]:
             return True
         if episodes is not None and episodes.over():
             return episodes.succeeded()
+        if stalled > 0:
+            for arm in expert.arms:
+                arm.read()
+            if still.seconds(expert.arms, time.monotonic()) >= stalled:
+                return None
         time.sleep(1.0 / rate)
     return False
 
@@ -170,6 +213,7 @@ class Turns:
     stepped_in: float | None = None
     drove: float = 0.0
     turns: int = 0
+    stalls: int = 0  # --stalled: the policy's turns that ended early, the arms held still
 
     def how(self, ticks: int, patience: float) -> str:
         if self.stepped_in is None:
@@ -177,6 +221,8 @@ class Turns:
         how = f"{ticks} ticks of intervention"
         if patience > 0:
             how += f" from {self.stepped_in:.1f} s on"
+        if self.stalls:
+            how += f" (the policy held the arms still in {self.stalls} of its turns)"
         if self.turns > 1:
             how += f", in {self.turns} turns of the policy's and the expert's, the expert driving {self.drove:.1f} s"
         return how
@@ -190,9 +236,11 @@ def take_turns(expert, args: argparse.Namespace, episodes: EnvEpisodes | None, p
     # with the env's episodes, the env ends each at the ground truth's success: so does the expert
     until = (lambda truth: bool(truth["success"])) if episodes is not None else None
     while True:
-        if patience > 0 and policy_succeeds(expert, patience, args.rate, episodes):
+        alone = policy_succeeds(expert, patience, args.rate, episodes, args.stalled) if patience > 0 else False
+        if alone:
             turns.success = True
             return turns
+        turns.stalls += alone is None
         left = args.timeout - (time.monotonic() - start)
         if expert.stopped.is_set() or left <= 0 or (episodes is not None and episodes.over()):
             break

@@ -1036,6 +1036,19 @@ def fresh_failures(record: dict, shown: int = 3) -> str:
     return "; ".join(details[:shown]) + more if details else "none"
 
 
+def training_episodes(record: dict) -> list[tuple[str, str]]:
+    """The row of the expert's training episodes (records from 2026-12-04 on keep them): how many ended in success,
+    how many the policy finished alone, and with --stalled how often a stall ended the policy's turn."""
+    train = record.get("train") or {}
+    if "expert_successes" not in train:
+        return []
+    text = (f"{train['expert_successes']}/{train['expert_episodes']} to success, {train['policy_alone_successes']} "
+            "by the policy alone")  # fmt: skip
+    if record.get("stalled_s"):
+        text += f"; a stall ended the policy's turn {train['stalled_turns']} times, in {train['stalled_episodes']}"
+    return [(f"seed {record['seed']}: training episodes (the expert's)", text)]
+
+
 def placed_offsets(record: dict) -> str:
     """Where the named checkpoint's fresh episodes left the task's object (a `placed` success: GET /task's
     judgement of its frame against the task file's position), failures and successes apart: the offset of its
@@ -1120,6 +1133,7 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
              f"{r.get('learner_steps_per_s')}; {actor.get('env_steps_per_s', '-')} ({actor.get('period_p50_ms', '-')}"
              f"/{actor.get('period_p99_ms', '-')})"),
             (f"seed {r['seed']}: intervention rate, first -> last 5 training minutes", interventions),
+            *training_episodes(r),
             (f"seed {r['seed']}: where the named one's fresh episodes without success ended (ground truth)",
              fresh_failures(r)),
             (f"seed {r['seed']}: where they left the object, its frame from where it belongs (world axes, mm)",

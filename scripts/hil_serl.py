@@ -87,6 +87,7 @@ DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH")  # 
 TQDM = re.compile(r"^(?:(?P<desc>.*?): )?\s*(?:\d+%\|[^|]*\| )?(?P<n>\d+)/(?P<total>\d+) \[")
 SAVED = re.compile(r"saved (\d+) (successful transitions|failure transitions|demos) to (\S+)")
 EPISODE = re.compile(r"\] episode (\d+): (success|no success) after ([\d.]+) s, (.*)$")
+STALLS = re.compile(r"held the arms still in (\d+) of its turns")  # the expert's --stalled turns in an episode
 EPOCH = re.compile(r"Epoch: (\d+), Train Loss: ([\d.]+), Train Accuracy: ([\d.]+)")
 
 
@@ -638,6 +639,9 @@ class ExpertLog:
     seconds: float = 0.0
     intervened: float = 0.0  # seconds of those episodes in which it drove (after --patience)
     alone: deque = field(default_factory=lambda: deque(maxlen=10))  # the last episodes: the policy's success alone?
+    alone_successes: int = 0  # episodes the policy finished before the expert stepped in
+    stalled_turns: int = 0  # --stalled: the policy's turns the expert ended early, the arms held still
+    stalled_episodes: int = 0  # the episodes with one such turn or more
 
     def feed(self, part: Part, record: str) -> None:
         match = EPISODE.search(record)
@@ -645,13 +649,28 @@ class ExpertLog:
             return
         took, how = float(match[3]), match[4]
         since = re.search(r"from ([\d.]+) s on", how)
-        self.alone.append(match[2] == "success" and "by the policy" in how)
+        alone = match[2] == "success" and "by the policy" in how
+        self.alone.append(alone)
+        self.alone_successes += alone
+        if stalls := STALLS.search(how):
+            self.stalled_turns += int(stalls[1])
+            self.stalled_episodes += 1
         self.episodes += 1
         self.successes += match[2] == "success"
         self.seconds += took
         drove = re.search(r"the expert driving ([\d.]+) s", how)  # --hand-back: its turns, not all since it came
         if "by the policy" not in how:
             self.intervened += float(drove[1]) if drove else took - (float(since[1]) if since else 0.0)
+
+    def counts(self) -> dict:
+        """The step's record of the expert's episodes."""
+        return {
+            "expert_episodes": self.episodes,
+            "expert_successes": self.successes,
+            "policy_alone_successes": self.alone_successes,
+            "stalled_turns": self.stalled_turns,
+            "stalled_episodes": self.stalled_episodes,
+        }
 
     def summary(self) -> str:
         if not self.episodes:
@@ -1287,7 +1306,7 @@ def train(run: Run, path: Path, demos: list[Path], env: dict[str, str], done: Ca
         env_steps_per_s=bars.rate(),
         learner_updates=learner.n,
         learner_updates_per_s=learner.rate(),
-        expert_episodes=progress.expert.episodes,
+        **progress.expert.counts(),
         outputs=written,
         actor_log=run.rel(run.slots[0].actor.log_path),
         restarts=run.parts.restarted,

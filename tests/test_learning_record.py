@@ -3,6 +3,7 @@ it names, its training clock). The loop itself runs end to end in tests/test_lea
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -106,3 +107,26 @@ print(run.placed_offsets(record))
     successes = r"at most; successes \(28\): x -1\.1\.\.\+1\.5 \(median 0\.7 off\)"
     assert re.match(failures + " " + successes, usb), usb
     assert handover == "-" and without == "-", (handover, without)
+
+
+def test_the_table_counts_the_experts_training_episodes_where_the_record_keeps_them():
+    """benchmarks/run.py's row of the expert's training episodes (training_episodes): its successes, the policy's
+    own, and with --stalled the turns a stall ended; no row for a record from before the runner kept them. Run in a
+    process of its own, as above."""
+    code = """
+import json, sys
+sys.path.insert(0, "benchmarks")
+import run
+train = {"expert_episodes": 40, "expert_successes": 37, "policy_alone_successes": 2, "stalled_turns": 9,
+         "stalled_episodes": 7}
+for record in ({"seed": 3, "train": train, "stalled_s": 1.0}, {"seed": 3, "train": train},
+               {"seed": 3, "train": {"expert_episodes": 40}}):
+    print(json.dumps(run.training_episodes(record)))
+"""
+    root = Path(__file__).resolve().parent.parent
+    ran = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    stalled, plain, old = (json.loads(line) for line in ran.stdout.splitlines()[-3:])
+    name = "seed 3: training episodes (the expert's)"
+    assert stalled == [[name, "37/40 to success, 2 by the policy alone; a stall ended the policy's turn 9 times, in 7"]]
+    assert plain == [[name, "37/40 to success, 2 by the policy alone"]] and old == [], (plain, old)

@@ -594,8 +594,8 @@ def test_with_hand_back_the_expert_corrects_then_leaves_the_policy_its_patience_
 def test_with_stalled_the_expert_steps_in_once_the_policy_holds_the_arms_still():
     """`--patience 4 --stalled 1` (a person who steps in when the robot is stuck): nothing moves the arm here (no
     policy acts), so the expert drives after about 1 s, not after the 4 s patience; the episode's line says the
-    policy held the arms still (the runner reads "from S s on" as before). The ram_insertion world (real launch,
-    real HTTP)."""
+    policy held the arms still (the runner reads "from S s on" as before, and counts the stall for the loop's record).
+    The ram_insertion world (real launch, real HTTP)."""
     with env_episodes_expert("--patience", "4.0", "--stalled", "1.0") as expert:
         expert.waiting(1)
         expert.say("start")
@@ -606,6 +606,11 @@ def test_with_stalled_the_expert_steps_in_once_the_policy_holds_the_arms_still()
     output = "".join(expert.lines)
     assert re.search(r"episode 1: no success after [\d.]+ s, ended by the env after \d+ ticks of intervention from "
                      r"[\d.]+ s on \(the policy held the arms still in 1 of its turns\)", output), output  # fmt: skip
+    log = hil_serl.runner().ExpertLog()  # the runner counts it from that line, for the loop's record
+    for line in expert.lines:
+        log.feed(None, line)
+    assert log.counts() == {"expert_episodes": 1, "expert_successes": 0, "policy_alone_successes": 0,
+                            "stalled_turns": 1, "stalled_episodes": 1}, (log.counts(), output)  # fmt: skip
 
 
 def test_hand_back_needs_patience():

@@ -1036,6 +1036,18 @@ def fresh_failures(record: dict, shown: int = 3) -> str:
     return "; ".join(details[:shown]) + more if details else "none"
 
 
+def training_minutes(record: dict) -> str:
+    """The minutes a loop trained, of those it was given, and its wall minutes (evaluations included): all of them,
+    or where the runner stopped it (the record's `ended`), or where fresh episodes confirmed --until, which stops
+    training as the confirming evaluation begins (the record's last pause)."""
+    given, wall = f"{record['minutes']:g}", f"{record.get('wall_minutes', 0):.0f}"
+    if "stopped_at_minute" in record:
+        return f"{record['stopped_at_minute']:g} of {given}, stopped ({wall}): the record's `ended`"
+    if record.get("until") and record["fresh"]["rate"] >= record["until"]:
+        return f"{record['pauses'][-1]['minutes']:g} of {given}, --until met ({wall})"
+    return f"{given} ({wall})"
+
+
 def training_episodes(record: dict) -> list[tuple[str, str]]:
     """The row of the expert's training episodes (records from 2026-12-04 on keep them): how many ended in success,
     how many the policy finished alone, and with --stalled how often a stall ended the policy's turn."""
@@ -1118,9 +1130,7 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
              + (f", handing back after {r['hand_back_s']:g}" if r.get("hand_back_s") else "")
              + (f", stepping in once the arms were still {r['stalled_s']:g}" if r.get("stalled_s") else "")),
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
-             f"{r['minutes']:g} ({r.get('wall_minutes', 0):.0f})" if "stopped_at_minute" not in r else
-             f"{r['stopped_at_minute']:g} of {r['minutes']:g}, stopped ({r['wall_minutes']:.0f}): the record's "
-             "`ended`"),
+             training_minutes(r)),
             (f"seed {r['seed']}: named checkpoint (minute; chosen on {len(r['checkpoints'][0]['episodes'])} selection "
              "episodes per checkpoint)", f"{named['step']} ({named['minutes']:.1f} min)"),
             (f"seed {r['seed']}: the named one on fresh episodes (95 % interval)", share(r["fresh"])),

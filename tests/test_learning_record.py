@@ -130,3 +130,21 @@ for record in ({"seed": 3, "train": train, "stalled_s": 1.0}, {"seed": 3, "train
     name = "seed 3: training episodes (the expert's)"
     assert stalled == [[name, "37/40 to success, 2 by the policy alone; a stall ended the policy's turn 9 times, in 7"]]
     assert plain == [[name, "37/40 to success, 2 by the policy alone"]] and old == [], (plain, old)
+
+
+def test_the_table_says_a_loop_stopped_where_fresh_episodes_confirmed_until():
+    """benchmarks/run.py's row of training minutes (training_minutes), from committed records: usb run 19 met
+    --until 0.9 (50 of 50 fresh at checkpoint 18,000), so it trained until its confirming evaluation began, not
+    the 80 minutes it was given; run 18 (0 of 50) trained all 80. Run in a process of its own, as above."""
+    root = Path(__file__).resolve().parent.parent
+    code = """
+import json, sys
+sys.path.insert(0, "benchmarks")
+import run
+for seed in (19, 18):
+    print(run.training_minutes(json.load(open(f"benchmarks/learning/usb_pickup_insertion_state-{seed}.json"))))
+"""
+    ran = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    met, full = ran.stdout.splitlines()[-2:]
+    assert met == "75.86 of 80, --until met (110)" and re.fullmatch(r"80 \(\d+\)", full), (met, full)

@@ -403,7 +403,9 @@ class UsbPickupInsertion(Expert):
     # lining up, the stick's centre this far above the hole's for HOVER_TICKS (the hand lowered it as far as it
     # goes: a policy's grasp left it deep in the fingers, their tips on the platform): the plug would meet the
     # port's lip 9.6 mm out (seen in training), so let go and take it again as USBEnv's reset does. (The hand
-    # perched 3 mm above its aim is no such sign: it let go after its own grasp in 9 of 37 training episodes)
+    # perched 3 mm above its aim is no such sign: it let go after its own grasp in 9 of 37 training episodes.)
+    # Inserting, stuck on the lip that high (a policy's grasp that came lined up, in fewer ticks than those):
+    # the same (usb run 20: 14 stalls 9.6 mm out, 3.5 mm high, each line-up taking it back to the lip)
     HOVERING = 0.0025  # [m]
     HOVER_TICKS = 10
     # holding it, the stick pitched in the fingers (a grasp closed with the hand tilted, as a policy's can be within
@@ -511,6 +513,10 @@ class UsbPickupInsertion(Expert):
                     self.deepest = (depth, self.ticks)
                 elif depth < -self.SUCCESS and self.ticks - self.deepest[1] > self.STUCK_TICKS:
                     self.log(f"[{self.name}] stuck: {self.where(arm, usb, plugged, depth, lateral, turn)}")
+                    if usb.pos[2] - plugged.pos[2] > self.HOVERING:  # on the port's lip: held too high
+                        self.set_phase("let go of the stick held too high")
+                        arm.command(None, "open")
+                        return
                     self.set_phase("line up with the port")
                     depth_goal = -self.IN_FRONT
             move = (plugged.pos + depth_goal * into - usb.pos)[:2]

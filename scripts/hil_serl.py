@@ -42,6 +42,7 @@ import os
 import pickle
 import re
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -1761,9 +1762,7 @@ def step_loop(run: Run) -> None:
     say(f"the object was put back {put_back} time(s) between training episodes (POST /task/reset)")
     pace = actor_pace(actor_log)
     paces = [actor_pace(log) for log in actor_logs] if len(actor_logs) > 1 else []
-    used = re.search(r"\[state agent\] the experiment's hyperparameters: (\{.*\})", log_text("learner"))
-    if used:  # what the learner's agent was made with: the config's agent_kwargs and --agent over them
-        loop.record["agent"] = ast.literal_eval(used[1])
+    learner_values(loop.record, log_text("learner"))
     if pace:
         say(f"the actor beside its learner: {pace['env_steps_per_s']} env steps/s within episodes (step period p50 "
             f"{pace['period_p50_ms']} ms, p99 {pace['period_p99_ms']} ms)")  # fmt: skip
@@ -1834,6 +1833,18 @@ STEP_FUNCTIONS: dict[str, Callable[[Run], None]] = {
 
 
 # ------------------------------------------------------------------------------------------------- command line
+def learner_values(record: dict, learner_log: str) -> None:
+    """What the learner says it was made with (state_agent's lines), into the loop's record: the agent's
+    hyperparameters (the config's agent_kwargs and --agent over them) as `agent`, and its pace (the config's or
+    --train-config's max_updates_per_transition) in `train_config`."""
+    used = re.search(r"\[state agent\] the experiment's hyperparameters: (\{.*\})", learner_log)
+    if used:
+        record["agent"] = ast.literal_eval(used[1])
+    paced = re.search(r"\[state agent\] the learner draws at most (\d+) batches", learner_log)
+    if paced:
+        record["train_config"].setdefault("max_updates_per_transition", int(paced[1]))
+
+
 def patience_stage(text: str) -> tuple[float, float]:
     """--patience-grows RATE:SECONDS (RATE in [0, 1], 0: at the first evaluation; SECONDS > 0)."""
     try:
@@ -1888,7 +1899,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--patience",
         type=float,
         default=5.0,
-        help="train: seconds the expert leaves each episode to the policy (default 5)",
+        help="train: seconds the expert leaves each episode to the policy (default 5; an experiment's config may "
+        "name its own with --patience-grows and --stalled, EXPERT_ARGS, as usb_pickup_insertion_state's does)",
     )
     parser.add_argument(
         "--patience-grows", type=patience_stage, action="append", default=[], metavar="RATE:SECONDS", help="loop: "
@@ -1990,6 +2002,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="HIL-SERL's checkout (default $HIL_SERL_DIR, else ../shared/hil-serl)",
     )
     args = parser.parse_args(argv)
+    if defaults := expert_defaults(parser, args, argv):
+        args = parser.parse_args(argv, namespace=argparse.Namespace(**defaults))
+        args.expert_defaults = defaults
     if args.hand_back < 0 or (args.hand_back > 0 and args.patience <= 0):
         parser.error("--hand-back needs --patience > 0 (the policy's turns between the expert's) and is >= 0")
     if not (args.stalled >= 0 and math.isfinite(args.stalled)) or (args.stalled > 0 and args.patience <= 0):
@@ -1997,6 +2012,28 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.patience_grows and args.step != "loop":
         parser.error("--patience-grows is the loop's: it follows the loop's selection evaluations")
     return args
+
+
+EXPERT_FLAGS = {"patience": "--patience", "patience_grows": "--patience-grows", "stalled": "--stalled"}
+
+
+def expert_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None) -> dict:
+    """The scripted expert's defaults that one of this repository's experiments names (its config's EXPERT_ARGS,
+    e.g. "--patience 2 --patience-grows 0:4 --stalled 1": the schedule its learning runs were measured with), for the
+    flags the command line does not give; --patience-grows only for the loop, whose flag it is."""
+    config = OWN_EXPERIMENTS / "experiments" / args.task / "config.py"
+    named = re.search(r'^EXPERT_ARGS\s*=\s*"([^"]*)"', config.read_text(), re.M) if config.is_file() else None
+    if named is None:
+        return {}
+    given = sys.argv[1:] if argv is None else argv
+    taken = vars(parser.parse_args([args.task, args.step, *shlex.split(named[1])]))
+    return {
+        dest: taken[dest]
+        for dest, flag in EXPERT_FLAGS.items()
+        if not any(a == flag or a.startswith(f"{flag}=") for a in given)
+        and taken[dest] != parser.get_default(dest)
+        and (dest != "patience_grows" or args.step == "loop")
+    }
 
 
 def run_step(args: argparse.Namespace) -> int:
@@ -2028,6 +2065,10 @@ def run_step(args: argparse.Namespace) -> int:
             say(f"\033[1;31mstopped:\033[0m {flag} {value!r} is no JSON object of names and values ({exc})")
             return 2
     say(f"experiment directory {directory} (HIL-SERL's scripts run there); this step's logs: {exp.logs}")
+    if defaults := getattr(args, "expert_defaults", None):
+        stages = " ".join(f"--patience-grows {a:g}:{b:g}" for a, b in defaults.get("patience_grows", ()))
+        shown = " ".join([*(f"{EXPERT_FLAGS[d]} {v:g}" for d, v in defaults.items() if d != "patience_grows"), stages])
+        say(f"the experiment's own expert schedule (its config's EXPERT_ARGS): {shown}; a flag given here wins")
     code, status = 0, "done"
     with Parts() as parts:
         run = Run(exp, args, parts)

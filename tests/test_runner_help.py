@@ -48,3 +48,38 @@ def test_patience_grows_takes_rate_colon_seconds_for_the_loop_and_refuses_anythi
     ran = subprocess.run([sys.executable, str(ROOT / "scripts" / "hil_serl.py"), "ram_insertion_state", "train",
                           "--patience-grows", "0.5:5"], capture_output=True, text=True, timeout=60)  # fmt: skip
     assert ran.returncode == 2 and "--patience-grows is the loop's" in ran.stderr, ran.stderr
+
+
+def test_an_experiment_names_its_experts_schedule_and_a_flag_on_the_command_line_wins():
+    """usb_pickup_insertion_state's config names the scripted expert's schedule its goal was met with (EXPERT_ARGS:
+    2 s, 4 s from the loop's first evaluation, stepping in after 1 s of stillness): the loop and train take it where
+    the command line gives no such flag (train without --patience-grows, the loop's flag); a flag given wins, a
+    --patience-grows given replaces the config's stages; an experiment without EXPERT_ARGS keeps the runner's."""
+    loop = hil_serl.parse(["usb_pickup_insertion_state", "loop"])
+    assert (loop.patience, loop.patience_grows, loop.stalled) == (2.0, [(0.0, 4.0)], 1.0)
+    train = hil_serl.parse(["usb_pickup_insertion_state", "train"])
+    assert (train.patience, train.patience_grows, train.stalled) == (2.0, [], 1.0)
+    own = hil_serl.parse(["usb_pickup_insertion_state", "loop", "--patience", "3", "--patience-grows=0.5:6"])
+    assert (own.patience, own.patience_grows, own.stalled) == (3.0, [(0.5, 6.0)], 1.0)
+    assert hil_serl.parse(["usb_pickup_insertion_state", "loop", "--stalled", "0"]).stalled == 0.0
+    plain = hil_serl.parse(["ram_insertion_state", "loop"])
+    assert (plain.patience, plain.patience_grows, plain.stalled) == (5.0, [], 0.0)
+
+
+def test_the_loops_record_keeps_the_agent_and_the_pace_the_learner_was_made_with():
+    """A config's own values (usb_pickup_insertion_state's agent_kwargs and max_updates_per_transition) reach the
+    record from the learner's lines, as --agent's and --train-config's do; a value given for the run stays."""
+    log = (
+        "[state agent] the experiment's hyperparameters: {'target_entropy': -6.0, 'critic_ensemble_size': 10}\n"
+        "[state agent] the learner draws at most 2 batches per online transition\n"
+    )
+    record = {"agent": {}, "train_config": {}}
+    hil_serl.learner_values(record, log)
+    assert record == {"agent": {"target_entropy": -6.0, "critic_ensemble_size": 10},
+                      "train_config": {"max_updates_per_transition": 2}}  # fmt: skip
+    given = {"agent": {}, "train_config": {"max_updates_per_transition": 4}}
+    hil_serl.learner_values(given, log)
+    assert given["train_config"] == {"max_updates_per_transition": 4}
+    plain = {"agent": {"x": 1}, "train_config": {}}
+    hil_serl.learner_values(plain, "nothing said\n")
+    assert plain == {"agent": {"x": 1}, "train_config": {}}

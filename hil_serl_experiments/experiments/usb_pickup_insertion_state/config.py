@@ -21,6 +21,10 @@ ChunkingWrapper. What differs, each the consequence of having no images:
   actor;
 - SAC's target entropy is -6 (-|A| of the arm's six values; the hybrid agent's default is -|A|/2 of all seven):
   ram_insertion_state's evidence (docs/learning.md);
+- the agent and the learner as in the run that met the goal (usb run 19, docs/learning.md): ten SAC critics of which
+  two make each target, four grasp critics, a slower target (0.002), the expert's actions in the losses (the demo
+  half's behaviour cloning and grasp margin), at most two critic updates per transition (HIL-SERL's discount 0.98
+  kept); and the scripted expert's schedule of that run (EXPERT_ARGS);
 - the step period is held at FrankaEnv's own 100 ms (step_period.StepPeriod).
 """
 
@@ -39,6 +43,10 @@ from experiments.usb_pickup_insertion.wrapper import GripperPenaltyWrapper, USBE
 WORLD = "usb_pickup_insertion"  # scripts/hil_serl.py: the simulated world it runs on, and that world's launch arguments
 WORLD_ARGS = "cameras_config:=none"
 PRIVILEGED_OBJECT = "usb"  # the object whose pose the policy is given (privileged_usb_pose)
+# scripts/hil_serl.py: the scripted expert's defaults for this experiment (a flag on the command line wins): it
+# leaves each training episode to the policy for 2 s, 4 s from the loop's first evaluation on, and steps in sooner
+# once the policy has held the arm still for 1 s
+EXPERT_ARGS = "--patience 2 --patience-grows 0:4 --stalled 1"
 
 
 class EnvConfig(StateEnvConfig, USBEnvConfig):
@@ -49,6 +57,16 @@ class TrainConfig(StateTrainConfig, USBTrainConfig):
     privileged_keys = ["privileged_usb_pose"]  # from the simulator's ground truth: no real sensor gives them
     proprio_keys = ["tcp_pose", "tcp_vel", "tcp_force", "tcp_torque", "gripper_pose", *privileged_keys]
     checkpoint_period = 2000  # learner steps (as HIL-SERL's usb_pickup_insertion)
+    max_updates_per_transition = 2  # state_agent.pace
+    agent_kwargs = {
+        "target_entropy": -6.0,
+        "critic_ensemble_size": 10,
+        "critic_subsample_size": 2,
+        "grasp_critic_ensemble_size": 4,
+        "soft_target_update_rate": 0.002,
+        "demo_bc_weight": 0.5,
+        "demo_grasp_margin": 0.1,
+    }
 
     def get_environment(self, fake_env=False, save_video=False, classifier=False, intervention=True):
         """HIL-SERL's signature; `classifier` is ignored (the ground truth rewards), `intervention=False` leaves

@@ -52,6 +52,7 @@ from serl_launcher.utils.train_utils import concat_batches
 from ground_truth import wrapper_of
 
 config = CONFIG_MAPPING[sys.argv[3]]()
+state_agent.pace(None)  # the config's learner pace lifted: 600 batches below from 12 transitions, none coming
 env = config.get_environment(fake_env=False, save_video=False, classifier=True)
 obs, _ = env.reset()
 report = {"keys": sorted(obs), "state": list(obs["state"].shape), "space": list(env.observation_space["state"].shape),
@@ -197,7 +198,9 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
         assert gripper > 0.85 and abs(stick[0]) < 20 and 5 < stick[1] < 60 and -20 < stick[2] < -8, state
     assert all(reward == 0 and not succeed for reward, succeed in report["rewards"])
     assert -0.02 in report["penalties"] and set(report["penalties"]) <= {0.0, -0.02}, report["penalties"]
-    assert report["agent"] == "SACAgentHybridSingleArm" and report["finite"], report
+    # the config's agent_kwargs: HIL-SERL's hybrid agent with the expert's actions in its losses and an ensemble of
+    # grasp critics (state_agent.DemoLosses, ClippedGraspCritic)
+    assert report["agent"] == "DemoLossesClippedGraspCriticSACAgentHybridSingleArm" and report["finite"], report
     networks = ["modules_actor", "modules_critic", "modules_grasp_critic", "modules_temperature"]  # ModuleDict's
     assert report["changed_networks"] == networks, report
     assert len(report["policy_action"]) == 7 and report["policy_action"][6] in (-1.0, 0.0, 1.0), report

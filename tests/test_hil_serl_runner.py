@@ -7,9 +7,11 @@ After each step: its output files are there, its summary says what it did, and n
 stops the step, and Ctrl-C stops it, each leaving nothing behind; no ResNet-10 weights and no opt-in stops the
 step with one line. The runner's lines of each step go to the test's output (pytest -s shows them).
 
-Slow (marked `slow`: about 10 minutes on the 2-core test machine, most of it HIL-SERL's start-ups and the
+Slow (marked `slow`: about 7 minutes on the 2-core test machine, most of it HIL-SERL's start-ups and the
 classifier's training); `make test` runs it, `-m "not slow"` leaves it out. The steps depend on each other,
-in file order, through one experiment directory.
+in file order, through one experiment directory. Each step's timeout only guards against a hang: it allows
+about four times the step's time on an AMD EPYC 2-core VM (successes 60 s, classifier 197 s, demos 37 s, train
+98 s), as CI's machines have been more than twice as slow (the classifier at batch 128 ran past 840 s there).
 """
 
 from __future__ import annotations
@@ -183,9 +185,9 @@ def experiment(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("hil_serl_runner")
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(960)
 def test_successes_records_the_classifiers_data(experiment):
-    runner, result = run_step(experiment, "successes", "--successes", "60", timeout=360)
+    runner, result = run_step(experiment, "successes", "--successes", "60", timeout=900)
     files = sorted((experiment / "classifier_data").glob("*.pkl"))
     assert len(files) == 2, files
     assert any("success" in f.name for f in files) and any("failure" in f.name for f in files)
@@ -206,26 +208,26 @@ def test_without_resnet_weights_and_without_the_opt_in_it_stops_with_one_line(ex
     assert runner.left_running() == []
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1560)
 def test_classifier_trains_on_them(experiment):
     runner, result = run_step(
-        experiment, "classifier", "--random-encoder-weights", "--epochs", "100", "--batch-size", "128", timeout=840
+        experiment, "classifier", "--random-encoder-weights", "--epochs", "100", "--batch-size", "64", timeout=1500
     )
     assert (experiment / "classifier_ckpt" / "checkpoint_100").exists()
     assert [Path(p).name for p in result["outputs"]] == ["checkpoint_100"]
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1260)
 def test_demos_are_recorded_with_the_classifier(experiment):
-    runner, result = run_step(experiment, "demos", "--random-encoder-weights", "--demos", "2", timeout=540)
+    runner, result = run_step(experiment, "demos", "--random-encoder-weights", "--demos", "2", timeout=1200)
     demos = list((experiment / "demo_data").glob("*.pkl"))
     assert len(demos) == 1 and result["demos"] == 2, demos
     assert result["first_demo_s"] > 0 and result["env_steps_per_s"] > 0
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1260)
 def test_train_runs_the_learner_then_the_actor(experiment):
-    runner, result = run_step(experiment, "train", "--random-encoder-weights", "--steps", "100", timeout=540)
+    runner, result = run_step(experiment, "train", "--random-encoder-weights", "--steps", "100", timeout=1200)
     assert result["actor_steps"] >= 100 and result["env_steps_per_s"] > 0
     logs = sorted((experiment / "logs").glob("train-*"))[-1]
     assert (logs / "learner.log").stat().st_size > 0 and (logs / "actor.log").stat().st_size > 0

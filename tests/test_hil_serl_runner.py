@@ -160,11 +160,22 @@ def summary(directory: Path, step: str) -> dict:
     return json.loads((runs[-1] / "summary.json").read_text())
 
 
-def run_step(directory: Path, step: str, *args: str, timeout: float) -> tuple[Runner, dict]:
-    """One step to its end: status 0, nothing left running; (the runner, its summary)."""
+# Each step's timeout (s): about four times its time here (the module's docstring); its test's pytest mark allows
+# MARK_MARGIN_S more, so that the step's own timeout, which stops the runner and says what it printed, fires first.
+STEP_TIMEOUT_S = {"successes": 900, "classifier": 1500, "demos": 1200, "train": 1200}
+MARK_MARGIN_S = 60
+
+
+def step_timeout(step: str):
+    """The pytest timeout mark of the test that runs `step` (run_step's timeout + MARK_MARGIN_S)."""
+    return pytest.mark.timeout(STEP_TIMEOUT_S[step] + MARK_MARGIN_S)
+
+
+def run_step(directory: Path, step: str, *args: str) -> tuple[Runner, dict]:
+    """One step to its end within STEP_TIMEOUT_S[step]: status 0, nothing left running; (the runner, its summary)."""
     started = time.monotonic()
     runner = Runner(directory, step, *args)
-    code = runner.finish(timeout)
+    code = runner.finish(STEP_TIMEOUT_S[step])
     print(f"\n[test] step {step} took {time.monotonic() - started:.0f} s", flush=True)
     assert code == 0, runner.output
     assert runner.left_running() == []
@@ -185,9 +196,9 @@ def experiment(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("hil_serl_runner")
 
 
-@pytest.mark.timeout(960)
+@step_timeout("successes")
 def test_successes_records_the_classifiers_data(experiment):
-    runner, result = run_step(experiment, "successes", "--successes", "60", timeout=900)
+    runner, result = run_step(experiment, "successes", "--successes", "60")
     files = sorted((experiment / "classifier_data").glob("*.pkl"))
     assert len(files) == 2, files
     assert any("success" in f.name for f in files) and any("failure" in f.name for f in files)
@@ -208,26 +219,26 @@ def test_without_resnet_weights_and_without_the_opt_in_it_stops_with_one_line(ex
     assert runner.left_running() == []
 
 
-@pytest.mark.timeout(1560)
+@step_timeout("classifier")
 def test_classifier_trains_on_them(experiment):
     runner, result = run_step(
-        experiment, "classifier", "--random-encoder-weights", "--epochs", "100", "--batch-size", "64", timeout=1500
+        experiment, "classifier", "--random-encoder-weights", "--epochs", "100", "--batch-size", "64"
     )
     assert (experiment / "classifier_ckpt" / "checkpoint_100").exists()
     assert [Path(p).name for p in result["outputs"]] == ["checkpoint_100"]
 
 
-@pytest.mark.timeout(1260)
+@step_timeout("demos")
 def test_demos_are_recorded_with_the_classifier(experiment):
-    runner, result = run_step(experiment, "demos", "--random-encoder-weights", "--demos", "2", timeout=1200)
+    runner, result = run_step(experiment, "demos", "--random-encoder-weights", "--demos", "2")
     demos = list((experiment / "demo_data").glob("*.pkl"))
     assert len(demos) == 1 and result["demos"] == 2, demos
     assert result["first_demo_s"] > 0 and result["env_steps_per_s"] > 0
 
 
-@pytest.mark.timeout(1260)
+@step_timeout("train")
 def test_train_runs_the_learner_then_the_actor(experiment):
-    runner, result = run_step(experiment, "train", "--random-encoder-weights", "--steps", "100", timeout=1200)
+    runner, result = run_step(experiment, "train", "--random-encoder-weights", "--steps", "100")
     assert result["actor_steps"] >= 100 and result["env_steps_per_s"] > 0
     logs = sorted((experiment / "logs").glob("train-*"))[-1]
     assert (logs / "learner.log").stat().st_size > 0 and (logs / "actor.log").stat().st_size > 0

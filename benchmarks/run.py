@@ -1128,7 +1128,9 @@ def learning_table(experiment: str) -> tuple[list[tuple[str, str]], str]:
                 f"{'' if r.get('patience_changes') else ': not reached while training'})"
                 if r.get("patience_grows") else "")
              + (f", handing back after {r['hand_back_s']:g}" if r.get("hand_back_s") else "")
-             + (f", stepping in once the arms were still {r['stalled_s']:g}" if r.get("stalled_s") else "")),
+             + (f", stepping in once the arms were still {r['stalled_s']:g}" if r.get("stalled_s") else "")
+             + (f", waiting up to {r['holding_s']:g} more while the policy held the object" if r.get("holding_s")
+                else "")),
             (f"seed {r['seed']}: training minutes (wall minutes, evaluations included)",
              training_minutes(r)),
             (f"seed {r['seed']}: named checkpoint (minute; chosen on {len(r['checkpoints'][0]['episodes'])} selection "

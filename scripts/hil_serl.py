@@ -1321,6 +1321,7 @@ def start_expert(run: Run, slot: Slot) -> None:
     its env says the episode starts (`--episode-starts stdin`, from the actor's lines)."""
     turns = ["--patience", str(run.patience), "--hand-back", str(run.args.hand_back)]
     turns += ["--stalled", str(run.args.stalled)]  # the policy held the arms still: the expert steps in sooner
+    turns += ["--holding", str(run.args.holding)]  # the policy carries the object: the expert waits longer
     if run.exp.own:
         slot.episodes.expert = run.expert([*turns, "--episode-starts", "stdin"], slot.exp)
     else:
@@ -1711,6 +1712,7 @@ def step_loop(run: Run) -> None:
         patience_grows=args.patience_grows,
         hand_back_s=args.hand_back,
         stalled_s=args.stalled,
+        holding_s=args.holding,
         agent=json.loads(args.agent or "{}"),
         train_config=json.loads(args.train_config or "{}"),
         select_episodes=args.select_episodes,
@@ -1920,6 +1922,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "meets its own stalls and the expert's correction from them; 0: the patience only (default)"
     )  # fmt: skip
     parser.add_argument(
+        "--holding", type=float, default=0.0, help="train, loop: while the policy holds the task's object off "
+        "everything else (the ground truth has it touching grippers only), the expert's patience waits, up to this "
+        "many seconds in all (a person who does not take over from a robot carrying the object), so that the "
+        "policy meets its own carry and what its grippers do there; 0: the patience counts on (default)"
+    )  # fmt: skip
+    parser.add_argument(
         "--checkpoint-path", default="first_run", help="train, probe: under the directory (default first_run)"
     )
     parser.add_argument(
@@ -2009,12 +2017,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--hand-back needs --patience > 0 (the policy's turns between the expert's) and is >= 0")
     if not (args.stalled >= 0 and math.isfinite(args.stalled)) or (args.stalled > 0 and args.patience <= 0):
         parser.error("--stalled needs --patience > 0 (it ends the policy's turn early) and is >= 0")
+    if not (args.holding >= 0 and math.isfinite(args.holding)) or (args.holding > 0 and args.patience <= 0):
+        parser.error("--holding needs --patience > 0 (it lengthens the policy's turn) and is >= 0")
     if args.patience_grows and args.step != "loop":
         parser.error("--patience-grows is the loop's: it follows the loop's selection evaluations")
     return args
 
 
-EXPERT_FLAGS = {"patience": "--patience", "patience_grows": "--patience-grows", "stalled": "--stalled"}
+EXPERT_FLAGS = {
+    "patience": "--patience",
+    "patience_grows": "--patience-grows",
+    "stalled": "--stalled",
+    "holding": "--holding",
+}
 
 
 def expert_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None) -> dict:

@@ -627,6 +627,22 @@ def test_with_stalled_the_expert_steps_in_once_the_policy_holds_the_arms_still()
                             "stalled_turns": 1, "stalled_episodes": 1}, (log.counts(), output)  # fmt: skip
 
 
+def test_with_holding_the_expert_waits_while_the_policy_carries_the_object():
+    """`--patience 1 --holding 2` (a person who does not take over from a robot carrying the object): the
+    ram_insertion world's stick is held in the closed hand from its reset, off everything else (the ground truth's
+    `touching` names the gripper alone), so the patience waits 2 s more and the expert drives after about 3 s, not
+    1 s. The ram_insertion world (real launch, real HTTP)."""
+    with env_episodes_expert("--patience", "1.0", "--holding", "2.0") as expert:
+        truth = expert.robot.session.get(expert.robot.url + "task", timeout=5).json()
+        assert truth["values"]["touching"].split(",") == ["gripper"], truth  # carried: the gripper's alone
+        expert.waiting(1)
+        expert.say("start")
+        moved_after = expert.first(True, 6.0)
+        assert moved_after is not None and 2.8 < moved_after < 4.5, moved_after  # 1 s + the 2 s it held the stick
+        expert.say("end")
+        expert.waiting(2)
+
+
 def test_hand_back_needs_patience():
     env = {**os.environ, "PYTHONPATH": str(EXPERT_DIR)}
     run = subprocess.run([sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", "--hand-back", "2"],
@@ -640,3 +656,11 @@ def test_stalled_needs_patience_and_a_number_of_seconds():
         run = subprocess.run([sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", *flags],
                              env=env, capture_output=True, text=True)  # fmt: skip
         assert run.returncode == 2 and "--stalled needs --patience" in run.stderr, (flags, run.stderr)
+
+
+def test_holding_needs_patience_and_a_number_of_seconds():
+    env = {**os.environ, "PYTHONPATH": str(EXPERT_DIR)}
+    for flags in (["--holding", "1"], ["--patience", "2", "--holding", "-1"], ["--patience", "2", "--holding", "inf"]):
+        run = subprocess.run([sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", *flags],
+                             env=env, capture_output=True, text=True)  # fmt: skip
+        assert run.returncode == 2 and "--holding needs --patience" in run.stderr, (flags, run.stderr)

@@ -4,7 +4,8 @@ Drives the task's virtual SpaceMouse (POST /spacemouse on the task's servers) fr
 truth, episode after episode, while HIL-SERL's scripts run with FRANKA_SIM_SPACEMOUSE=1 (and, for the keys,
 FRANKA_SIM_KEYS=1). Each episode: wait until the task is not a success (the env's reset has undone the last
 one), let the policy act for `--patience` seconds if asked (a person who steps in only when the policy does not get
-there; with `--stalled`, sooner once the policy has held the arms still that long: a person who sees it stuck),
+there; with `--stalled`, sooner once the policy has held the arms still that long: a person who sees it stuck;
+with `--holding`, later while the policy carries the object: a person who lets a robot carry on that holds it),
 drive to success (with `--hand-back`, that many seconds at a time with the policy's `--patience` seconds
 between: a person who corrects and lets go again), then optionally keep pressing space (record_success_fail marks
 those steps as successes) and press Esc (FrankaEnv ends the episode). Exit status 0 when every episode succeeded,
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .client import ServerError
-from .experts import EXPERTS, ExpertBlocked
+from .experts import EXPERTS, ExpertBlocked, touched
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -68,6 +69,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "(default)"
     )  # fmt: skip
     parser.add_argument(
+        "--holding", type=float, default=0.0, help="with --patience: while the policy holds the task's object off "
+        "everything else (the ground truth has it touching grippers only), its patience waits, for up to this many "
+        "seconds in all, as a person does not take over from a robot carrying the object; 0: the patience counts "
+        "on (default)"
+    )  # fmt: skip
+    parser.add_argument(
         "--hand-back", type=float, default=0.0, help="with --patience: seconds the expert drives before it hands "
         "the episode back to the policy for --patience seconds more, and so on until success; 0: drive to success "
         "once it stepped in (default)"
@@ -85,6 +92,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--hand-back needs --patience: the policy's turns between the expert's (and is >= 0)")
     if not (args.stalled >= 0 and math.isfinite(args.stalled)) or (args.stalled > 0 and args.patience <= 0):
         parser.error("--stalled needs --patience: it ends the policy's turn early (and is >= 0)")
+    if not (args.holding >= 0 and math.isfinite(args.holding)) or (args.holding > 0 and args.patience <= 0):
+        parser.error("--holding needs --patience: it lengthens the policy's turn (and is >= 0)")
     return args
 
 
@@ -181,18 +190,31 @@ class Stillness:
         return now - self.since
 
 
+def carried(truth: dict) -> bool:
+    """The task's object held off everything else: the ground truth has it touching grippers only."""
+    touching = touched(truth)
+    return bool(touching) and all(part.endswith("gripper") for part in touching)
+
+
 def policy_succeeds(
-    expert, patience: float, rate: float, episodes: EnvEpisodes | None = None, stalled: float = 0.0
-) -> bool | None:
+    expert, patience: float, rate: float, episodes: EnvEpisodes | None = None, stalled: float = 0.0,
+    holding: float = 0.0,
+) -> bool | None:  # fmt: skip
     """Leave the arms to the policy (the SpaceMouse at rest) for `patience` s: whether the task succeeded (with
     `episodes`: False as soon as the env ends the episode, whether by success or by its step limit). With
-    `stalled` > 0: None as soon as the policy has held the arms still that long (the expert steps in early)."""
+    `stalled` > 0: None as soon as the policy has held the arms still that long (the expert steps in early). With
+    `holding` > 0: the patience waits while the policy carries the object (`carried`), for up to `holding` s."""
     expert.rest()
     end = time.monotonic() + patience
-    still = Stillness()
+    still, waited, last = Stillness(), 0.0, time.monotonic()
     while time.monotonic() < end:
-        if expert.truth()["success"]:
+        truth, now = expert.truth(), time.monotonic()
+        if truth["success"]:
             return True
+        if holding > 0 and waited < holding and carried(truth):
+            grace = min(now - last, holding - waited)  # the time since the last look, the object held
+            waited, end = waited + grace, end + grace
+        last = now
         if episodes is not None and episodes.over():
             return episodes.succeeded()
         if stalled > 0:
@@ -236,7 +258,11 @@ def take_turns(expert, args: argparse.Namespace, episodes: EnvEpisodes | None, p
     # with the env's episodes, the env ends each at the ground truth's success: so does the expert
     until = (lambda truth: bool(truth["success"])) if episodes is not None else None
     while True:
-        alone = policy_succeeds(expert, patience, args.rate, episodes, args.stalled) if patience > 0 else False
+        alone = (
+            policy_succeeds(expert, patience, args.rate, episodes, args.stalled, args.holding)
+            if patience > 0
+            else False
+        )
         if alone:
             turns.success = True
             return turns

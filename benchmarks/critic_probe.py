@@ -24,7 +24,10 @@ expert on the states of the expert's demos (`imitation`): per arm and phase (bef
 close presses, after), how closely the policy's mode moves the hand as the expert did, which gripper button the
 grasp critic would press and by how much it prefers closing that gripper to staying, and whether the SAC critic
 values the expert's arm action above the policy's own. What a run that never learned to grasp leaves open: the
-critic that does not prefer the expert, or the actor that does not follow the critic.
+critic that does not prefer the expert, or the actor that does not follow the critic. Where the run kept its
+transitions (buffer/, demo_buffer/), it also reads the policy's own holds among them (`own_holds`: after its own
+close presses, until it opened, the expert stepped in or the episode ended): whether the grasp critic lets go at
+the policy's own states, which the demos' do not show.
 """
 
 from __future__ import annotations
@@ -99,12 +102,71 @@ def phases(expert: np.ndarray, dones: np.ndarray, gripper: int | None) -> dict[s
     return {"pick": ~after & ~pressed, "close": pressed, "carry": after & ~pressed}
 
 
-def close_margin(grasp_qs: np.ndarray, arm: int, arms: int) -> np.ndarray:
-    """The grasp critic's Q of closing arm `arm`'s gripper, every other gripper staying, less its Q of all staying,
-    per state. Its choices are the grippers' joint ones, the first gripper's the most significant digit in base 3
-    (each gripper's close / stay / open, the env's -1 / 0 / 1, is digit 0 / 1 / 2: the agents' own `+ 1`)."""
+def close_margin(grasp_qs: np.ndarray, arm: int, arms: int, press: int = -1) -> np.ndarray:
+    """The grasp critic's Q of closing arm `arm`'s gripper (`press` 1: opening it), every other gripper staying,
+    less its Q of all staying, per state. Its choices are the grippers' joint ones, the first gripper's the most
+    significant digit in base 3 (each gripper's close / stay / open, the env's -1 / 0 / 1, is digit 0 / 1 / 2: the
+    agents' own `+ 1`)."""
     stay = sum(3**k for k in range(arms))  # every digit 1
-    return grasp_qs[:, stay - 3 ** (arms - 1 - arm)] - grasp_qs[:, stay]
+    return grasp_qs[:, stay + press * 3 ** (arms - 1 - arm)] - grasp_qs[:, stay]
+
+
+def driven(kept: dict[str, np.ndarray], demo_kept: dict[str, np.ndarray]) -> np.ndarray:
+    """Which of a run's kept transitions (buffer/) the expert drove: train_rlpd.py's actor keeps those in
+    demo_buffer/ as well (the same observation)."""
+    seen = {o.tobytes() for o in demo_kept["observations"]}
+    return np.array([o.tobytes() in seen for o in kept["observations"]], bool)
+
+
+def holds(actions: np.ndarray, dones: np.ndarray, expert: np.ndarray, gripper: int) -> tuple[np.ndarray, dict]:
+    """The policy's own holds of one gripper in a run's kept transitions, in the order it kept them: from each of
+    its own close presses (the expert not driving) to its own open press (that step included), the expert stepping
+    in, or the episode's end. The mask of its own steps after each press, and how many holds ended each way."""
+    mask, ends, holding = np.zeros(len(actions), bool), {"opened": 0, "expert": 0, "episode_end": 0}, False
+    for i in range(len(actions)):
+        if holding and expert[i]:
+            ends["expert"], holding = ends["expert"] + 1, False
+        elif holding:
+            mask[i] = True
+            if actions[i, gripper] > PRESSED:
+                ends["opened"], holding = ends["opened"] + 1, False
+        elif not expert[i] and actions[i, gripper] < -PRESSED:
+            holding = True  # from the next step: this one's state is the gripper's before the press
+        if holding and dones[i]:
+            ends["episode_end"], holding = ends["episode_end"] + 1, False
+    return mask, ends
+
+
+def own_holds(agent, kept: dict[str, np.ndarray], expert: np.ndarray, seed: int) -> dict:
+    """The agent on the policy's own holds in a run's kept transitions (`holds`; `expert`: `driven`), per arm with
+    a gripper: the policy's own close presses and how their holds ended, its own steps in them, the share of those
+    where it had opened the gripper then (the kept action) and where this agent's grasp critic would open it now,
+    and the median of that critic's margin for opening over staying (`close_margin` with press 1). What the
+    demos' states cannot tell: whether the critic lets go at the policy's own states."""
+    import jax
+
+    arms = arms_of(kept["actions"].shape[1])
+    if all(gripper is None for _, gripper in arms):
+        return {}
+    key = jax.random.PRNGKey(seed)
+    grasp_qs = np.asarray(jax.device_get(agent.forward_grasp_critic({"state": kept["observations"]}, rng=key,
+                                                                    train=False)))  # fmt: skip
+    best = grasp_qs.argmax(axis=-1)
+    out = {}
+    for index, (_, gripper) in enumerate(arms):
+        mask, ends = holds(kept["actions"], kept["dones"], expert, gripper)
+        digit = best // 3 ** (len(arms) - 1 - index) % 3  # this gripper's choice: 2 opens (the env's +1)
+        out[f"own/arm{index}"] = {
+            "presses": sum(ends.values()),
+            "ended": ends,
+            "steps": int(mask.sum()),
+            "opened_then": round(float((kept["actions"][mask, gripper] > PRESSED).mean()), 3) if mask.any() else None,
+            "grasp_open": round(float((digit[mask] == 2).mean()), 3) if mask.any() else None,
+            "open_margin_median": round(float(np.median(close_margin(grasp_qs, index, len(arms), 1)[mask])), 4)
+            if mask.any()
+            else None,
+        }
+    return out
 
 
 def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
@@ -207,6 +269,11 @@ def main() -> None:
 
         state = checkpoints.restore_checkpoint(str(args.run.resolve()), agent.state, step=args.checkpoint)
         figures = imitation(agent.replace(state=state), demo, args.seed)
+        found = {kind: sorted((args.run / kind).glob("*.pkl")) for kind in ("buffer", "demo_buffer")}
+        if all(found.values()):  # and on the policy's own holds among the run's kept transitions
+            kept = scaled(transitions(found["buffer"]), scale)
+            expert = driven(kept, scaled(transitions(found["demo_buffer"]), scale))
+            figures.update(own_holds(agent.replace(state=state), kept, expert, args.seed))
         print(json.dumps(figures), flush=True)
         if args.record:
             record = {"run": str(args.run), "exp": args.exp, "checkpoint": args.checkpoint, "agent":

@@ -9,6 +9,8 @@ the demos a run's probe reads are the expert's, recorded by tests/test_state_exp
   joint choices of two grippers read as train_rlpd.py's dual agent numbers them.
 - The phases of each arm come from that arm's own gripper presses, episode by episode: before its first close
   press, the presses, after (the next episode starts before a press again).
+- The policy's own holds among a run's kept transitions (`own_holds`): from each of its own close presses to its own
+  open press, the expert stepping in, or the episode's end; the expert's presses are no hold of the policy's.
 - The plain SACAgent (no gripper) has one phase and no grasp critic to ask: the probe's offline training ends with
   `imitation` for ram_insertion_state too.
 """
@@ -49,6 +51,12 @@ for kind, dim, size in (("make_sac_pixel_agent_hybrid_single_arm", 25, 7),
         "itself": critic_probe.imitation(agent, {"observations": obs, "actions": itself, "dones": dones}, 0),
         "opposite": critic_probe.imitation(agent, {"observations": obs, "actions": opposite, "dones": dones}, 0),
     }
+# the policy's own holds among kept transitions (the two-arm agent): the first gripper closed by the policy at step 2
+# and opened at 5, closed at 10 with the expert driving from 13 to the episode's end (19), closed at 25 to the end
+acts, expert = np.zeros((T, 14), np.float32), np.zeros(T, bool)
+expert[13:20] = True
+acts[[2, 10, 25], 6], acts[5, 6], acts[15, 6] = -1.0, 1.0, -1.0  # step 15: the expert's press, no hold of the policy's
+report["holds"] = critic_probe.own_holds(agent, {"observations": obs, "actions": acts, "dones": dones}, expert, 0)
 # the plain SACAgent (one arm, no gripper: its six values): one phase, no grasp critic to ask
 sac = state_agent.make_sac_state_agent(0, {"state": np.zeros((1, 18), np.float32)}, np.zeros(6, np.float32))
 obs = rng.normal(size=(T, 1, 18)).astype(np.float32)
@@ -84,3 +92,10 @@ def test_imitation_sets_the_policy_beside_the_experts_demos_per_arm_and_phase():
     # second's), the first closing and the second staying (0 * 3 + 1) less both staying (1 * 3 + 1), and the
     # second closing (1 * 3 + 0) less both staying
     assert report["margins"] == {"single": [0.0 - 10.0], "dual": [10.0 - 4e4, 3e3 - 4e4]}
+    # own holds: steps 3-5, 11-12 and 26-39 are the policy's own with its first gripper closed (19); one open of its own
+    left, right = report["holds"]["own/arm0"], report["holds"]["own/arm1"]
+    assert left["ended"] == {"opened": 1, "expert": 1, "episode_end": 1} and left["presses"] == 3, left
+    assert left["steps"] == 19 and left["opened_then"] == round(1 / 19, 3) and 0.0 <= left["grasp_open"] <= 1.0, left
+    assert abs(left["open_margin_median"]) < 1e3, left
+    assert right == {"presses": 0, "ended": {"opened": 0, "expert": 0, "episode_end": 0}, "steps": 0,
+                     "opened_then": None, "grasp_open": None, "open_margin_median": None}, right  # fmt: skip

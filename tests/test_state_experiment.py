@@ -82,10 +82,12 @@ for step in range(12):
         buffer.insert(transition)
     kept.append(transition)
     obs = next_obs
-for folder in ("buffer", "demo_buffer"):  # kept as train_rlpd.py's actor dumps its buffers (for the critic probe)
+# kept as train_rlpd.py's actor dumps its buffers (for the critic probe): the first 4 steps as the policy's own (the
+# gripper closed by it), the others as driven by the expert (demo_buffer/ keeps those too)
+for folder, transitions in (("buffer", kept), ("demo_buffer", kept[4:])):
     os.makedirs(f"{sys.argv[2]}/{folder}", exist_ok=True)
     with open(f"{sys.argv[2]}/{folder}/transitions_12.pkl", "wb") as f:
-        pickle.dump(kept, f)
+        pickle.dump(transitions, f)
 report["rewards"], report["penalties"] = rewards, penalties
 iterators = [b.get_iterator(sample_args={"batch_size": 4, "pack_obs_and_next_obs": True}) for b in buffers]
 critics = frozenset({"critic", "grasp_critic"} if learned_gripper else {"critic"})
@@ -146,6 +148,8 @@ def learn_a_little(
             # its kept transitions also stand in for the expert's demos, which this run has none of
             kept = [a for f in sorted((saved / "buffer").glob("*.pkl")) for a in ("--demo-path", str(f))]
             probed = runner(urls, experiment, "probe", *flags[:2], *flags[6:], "--steps", "4", *kept, timeout=300)
+            restored = runner(urls, experiment, "probe", *flags[:2], *flags[6:], "--probe-checkpoint", "300", *kept,
+                              timeout=300)  # fmt: skip
     report = hil_serl.reported(output)
     # the checkpoint restored, acting alone, scored by the ground truth
     (run,) = evaluated["evaluation"]
@@ -154,6 +158,7 @@ def learn_a_little(
     assert "SpacemouseIntervention" not in output["wrappers"] and output["experts_running"] == [], output
     if probe:
         run["probe"] = json.loads(Path(probed["outputs"][0]).read_text())
+        run["probe_checkpoint"] = json.loads(Path(restored["outputs"][0]).read_text())
     return report, run
 
 
@@ -217,6 +222,13 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
     rows = probe["imitation"]
     assert sorted(rows) == ["arm0/carry", "arm0/close", "arm0/pick"] and sum(r["steps"] for r in rows.values()) > 0
     assert all(math.isfinite(r["close_margin_median"]) for r in rows.values() if r["steps"]), rows
+    # the probe step with --probe-checkpoint: the saved checkpoint beside the demos, and on the policy's own hold among
+    # the kept transitions (closed by the policy at step 0, its steps 1-3, then the expert driving)
+    restored = run["probe_checkpoint"]
+    assert restored["checkpoint"] == 300 and sorted(restored["imitation"]) == [*sorted(rows), "own/arm0"], restored
+    own = restored["imitation"]["own/arm0"]
+    assert own["presses"] == 1 and own["ended"]["expert"] == 1 and own["steps"] == 3, own
+    assert own["opened_then"] == 0.0 and math.isfinite(own["open_margin_median"]), own
 
 
 @hil_serl.may_build

@@ -650,17 +650,10 @@ def test_hand_back_needs_patience():
     assert run.returncode == 2 and "--hand-back needs --patience" in run.stderr, run.stderr
 
 
-def test_stalled_needs_patience_and_a_number_of_seconds():
+@pytest.mark.parametrize("flag, odd", [("--stalled", "nan"), ("--holding", "inf")])
+def test_stalled_and_holding_need_patience_and_a_number_of_seconds(flag, odd):
     env = {**os.environ, "PYTHONPATH": str(EXPERT_DIR)}
-    for flags in (["--stalled", "1"], ["--patience", "2", "--stalled", "-1"], ["--patience", "2", "--stalled", "nan"]):
+    for flags in ([flag, "1"], ["--patience", "2", flag, "-1"], ["--patience", "2", flag, odd]):
         run = subprocess.run([sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", *flags],
                              env=env, capture_output=True, text=True)  # fmt: skip
-        assert run.returncode == 2 and "--stalled needs --patience" in run.stderr, (flags, run.stderr)
-
-
-def test_holding_needs_patience_and_a_number_of_seconds():
-    env = {**os.environ, "PYTHONPATH": str(EXPERT_DIR)}
-    for flags in (["--holding", "1"], ["--patience", "2", "--holding", "-1"], ["--patience", "2", "--holding", "inf"]):
-        run = subprocess.run([sys.executable, "-m", "scripted_expert", "--task", "ram_insertion", *flags],
-                             env=env, capture_output=True, text=True)  # fmt: skip
-        assert run.returncode == 2 and "--holding needs --patience" in run.stderr, (flags, run.stderr)
+        assert run.returncode == 2 and f"{flag} needs --patience" in run.stderr, (flags, run.stderr)

@@ -41,7 +41,9 @@ More agent hyperparameters are this repository's own, each off by default: `temp
 temperature at or above a floor (`FlooredTemperature`), `critic_target_max` bounds the next values in SAC's critic
 target (`BoundedTarget`, mixed in as ClippedGraspCritic is), `demo_bc_weight` and `demo_grasp_margin` add the
 expert's actions to the actor's and the grasp critic's losses on the demo half of each batch (`DemoLosses`: TD3+BC's
-term and DQfD's large margin; `demo_grasp_balanced` weighs the margin's rare expert choices as its common one).
+term and DQfD's large margin; `demo_grasp_balanced` weighs the margin's rare expert choices as its common one),
+`target_entropy_anneal` moves SAC's target entropy linearly to a final value between two learner steps
+(`AnnealedEntropy`).
 `composed` makes the agent class from HIL-SERL's and the mixins a run asks for.
 
 `pace` holds train_rlpd.py's learner to at most N critic updates per transition the actors send (the TrainConfig's
@@ -73,6 +75,7 @@ from serl_launcher.utils import launcher
 
 STATE_KEYS = ("state",)
 AGENT_KWARGS: dict = {}  # the experiment's hyperparameters (configure), given to the factories
+LEARNER: dict = {"updates_per_step": 1}  # agent updates per learner step (configure)
 
 
 def override(config) -> None:
@@ -87,12 +90,16 @@ def override(config) -> None:
         print(f"[state agent] this run's TrainConfig values: {values}", flush=True)
 
 
-def configure(**kwargs) -> None:
+def configure(*, updates_per_step: int = 1, **kwargs) -> None:
     """The experiment's agent hyperparameters, for the agents made from now on in this process ($HIL_SERL_AGENT's
-    over them)."""
+    over them), and how many agent updates its learner makes per learner step (the TrainConfig's cta_ratio: the
+    unit of a schedule given in learner steps, `target_entropy_anneal`)."""
+    LEARNER["updates_per_step"] = updates_per_step
     AGENT_KWARGS.clear()
     AGENT_KWARGS.update(kwargs)
     AGENT_KWARGS.update(json.loads(os.environ.get("HIL_SERL_AGENT") or "{}"))
+    if "updates_per_step" in AGENT_KWARGS:
+        raise ValueError("updates_per_step: the TrainConfig's cta_ratio sets it (--train-config), not the agent's")
 
 
 class ProprioEncoder(nn.Module):
@@ -209,6 +216,20 @@ class BoundedTarget:
         return jnp.minimum(super().forward_target_critic(observations, actions, rng), self.config["critic_target_max"])
 
 
+class AnnealedEntropy:
+    """SAC's target entropy moved from `target_entropy` to a final value, linearly between two of the agent's update
+    counts (the config's `target_entropy_anneal`: first, last, final; `state.step`, which train_rlpd.py's learner
+    advances `cta_ratio` times per learner step), held at each end: the temperature's Lagrange penalty is
+    HIL-SERL's with that target in place of the fixed one. Mixed in before an agent class."""
+
+    def temperature_lagrange_penalty(self, entropy, *, grad_params=None):
+        first, last, final = self.config["target_entropy_anneal"]
+        start = self.config["target_entropy"]
+        target = jnp.interp(self.state.step, jnp.array([first, last]), jnp.array([start, final]))
+        params = grad_params or self.state.params
+        return self.state.apply_fn({"params": params}, lhs=entropy, rhs=target, name="temperature")
+
+
 # each agent class's gripper values in its env action (GraspChoice)
 GRIPPERS = {SACAgent: (), SACAgentHybridSingleArm: (-1,), SACAgentHybridDualArm: (6, 13)}  # dual: each arm's 7th
 
@@ -275,6 +296,8 @@ def make_sac_state_agent(
     demo_bc_weight=None,
     demo_grasp_margin=None,
     demo_grasp_balanced=False,
+    target_entropy_anneal=None,
+    updates_per_step=1,
     kind="make_sac_pixel_agent",
     **create_kwargs,
 ):
@@ -284,8 +307,10 @@ def make_sac_state_agent(
     (FlooredTemperature; 0: HIL-SERL's), SAC's critic targets' next values at most `critic_target_max` (BoundedTarget;
     None: HIL-SERL's), the expert's actions in the actor's and the grasp critic's losses at `demo_bc_weight` and
     `demo_grasp_margin` (DemoLosses; None: HIL-SERL's), the margin's mean balanced over the expert's choices with
-    `demo_grasp_balanced`, `create_kwargs` to the class's `create` (its optimizers'
-    learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
+    `demo_grasp_balanced`, SAC's target entropy moved to `target_entropy_anneal`'s final value between its first
+    and last learner step (AnnealedEntropy, [first, last, final]; the agent updates `updates_per_step` times per
+    learner step, the TrainConfig's cta_ratio; None: HIL-SERL's fixed target), `create_kwargs` to the class's
+    `create` (its optimizers' learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
     if grasp_critic_ensemble_size < 1:
         raise ValueError(f"grasp_critic_ensemble_size {grasp_critic_ensemble_size}: at least 1 grasp critic")
@@ -305,6 +330,12 @@ def make_sac_state_agent(
         raise ValueError(
             f"demo_grasp_balanced {demo_grasp_balanced!r}: true or false, true only with a demo_grasp_margin"
         )
+    if target_entropy_anneal is not None:
+        first, last, final = target_entropy_anneal  # a wrong length raises here
+        if not (0 <= first < last and math.isfinite(last) and math.isfinite(final)):
+            raise ValueError(f"target_entropy_anneal {target_entropy_anneal}: [first step, a later last step, a "
+                             "finite final target entropy], or None for HIL-SERL's fixed target")  # fmt: skip
+        target_entropy_anneal = tuple(float(v) for v in (first * updates_per_step, last * updates_per_step, final))
     encoder = ProprioEncoder(name="encoder")
     network = {"activations": nn.tanh, "use_layer_norm": True, "hidden_dims": [256, 256]}
     critic_backbone = ensemblize(partial(MLP, **network, activate_final=True), critic_ensemble_size)(
@@ -337,6 +368,7 @@ def make_sac_state_agent(
         *([DemoLosses] if demo_bc_weight is not None or demo_grasp_margin is not None else []),
         *([BoundedTarget] if critic_target_max is not None else []),
         *([ClippedGraspCritic] if grasp_critic_ensemble_size > 1 else []),
+        *([AnnealedEntropy] if target_entropy_anneal is not None else []),
     )
     agent_class = composed(agent_class, mixins)
     agent = agent_class.create(
@@ -356,7 +388,8 @@ def make_sac_state_agent(
     extra = {"critic_target_max": critic_target_max, "demo_bc_weight": demo_bc_weight,
              "demo_grasp_margin": demo_grasp_margin}  # fmt: skip
     extra = {k: v if v is None else float(v) for k, v in extra.items()}
-    return agent.replace(config={**agent.config, **extra, "demo_grasp_balanced": demo_grasp_balanced})
+    extra |= {"demo_grasp_balanced": demo_grasp_balanced, "target_entropy_anneal": target_entropy_anneal}
+    return agent.replace(config={**agent.config, **extra})
 
 
 # the learner's pace (`pace`): at most `updates` batches drawn from the online buffer per transition put in it
@@ -418,7 +451,7 @@ def _state_aware(factory, kind: str):
         if image_keys:
             encoder_type = encoder_type or "resnet-pretrained"
             return factory(seed, sample_obs, sample_action, image_keys, encoder_type, **kwargs)
-        return make_sac_state_agent(seed, sample_obs, sample_action, kind=kind, **kwargs)
+        return make_sac_state_agent(seed, sample_obs, sample_action, kind=kind, **LEARNER, **kwargs)
 
     make.state_aware = True
     make.__name__ = factory.__name__

@@ -34,5 +34,5 @@ class StateTrainConfig:
 
     def __init__(self) -> None:
         state_agent.override(self)
-        state_agent.configure(**self.agent_kwargs)
+        state_agent.configure(updates_per_step=self.cta_ratio, **self.agent_kwargs)
         state_agent.pace(self.max_updates_per_transition)

@@ -51,7 +51,8 @@ print("@@ " + json.dumps({
     "classes": [type(annealed).__name__, type(plain).__name__], "anneal": annealed.config["target_entropy_anneal"],
     "steps": int(trained.state.step), "temperature": [float(annealed.forward_temperature()),
                                                       float(trained.forward_temperature())],
-    "finite": bool(np.isfinite(float(info["temperature_loss"]))), "refused": refused, "short": short,
+    "finite": all(bool(np.isfinite(np.asarray(x)).all()) for x in jax.tree_util.tree_leaves(info)),
+    "refused": refused, "short": short,
     "learner": learner, "agent_refused": agent_refused}), flush=True)
 """
 )

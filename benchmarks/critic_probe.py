@@ -137,11 +137,23 @@ def holds(actions: np.ndarray, dones: np.ndarray, expert: np.ndarray, gripper: i
     return mask, ends
 
 
+def open_margins(margins: np.ndarray) -> dict:
+    """The median of a critic's margins for opening over staying on a hold's states, and the shares of those states
+    where opening wins by more than 0.05 and 0.1: the opens a grasp penalty that much larger (GripperPenaltyWrapper's,
+    paid on each change of a gripper's state) would not have turned, had the critic kept its other values."""
+    if not margins.size:
+        return {"open_margin_median": None, "open_by_0.05": None, "open_by_0.1": None}
+    return {
+        "open_margin_median": round(float(np.median(margins)), 4),
+        **{f"open_by_{gap}": round(float((margins > gap).mean()), 3) for gap in (0.05, 0.1)},
+    }
+
+
 def own_holds(agent, kept: dict[str, np.ndarray], expert: np.ndarray, seed: int) -> dict:
     """The agent on the policy's own holds in a run's kept transitions (`holds`; `expert`: `driven`), per arm with
     a gripper: the policy's own close presses and how their holds ended, its own steps in them, the share of those
     where it had opened the gripper then (the kept action) and where this agent's grasp critic would open it now,
-    and the median of that critic's margin for opening over staying (`close_margin` with press 1). What the
+    and that critic's margins for opening over staying (`close_margin` with press 1; `open_margins`). What the
     demos' states cannot tell: whether the critic lets go at the policy's own states."""
     import jax
 
@@ -162,9 +174,7 @@ def own_holds(agent, kept: dict[str, np.ndarray], expert: np.ndarray, seed: int)
             "steps": int(mask.sum()),
             "opened_then": round(float((kept["actions"][mask, gripper] > PRESSED).mean()), 3) if mask.any() else None,
             "grasp_open": round(float((digit[mask] == 2).mean()), 3) if mask.any() else None,
-            "open_margin_median": round(float(np.median(close_margin(grasp_qs, index, len(arms), 1)[mask])), 4)
-            if mask.any()
-            else None,
+            **open_margins(close_margin(grasp_qs, index, len(arms), 1)[mask]),
         }
     return out
 

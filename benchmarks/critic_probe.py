@@ -78,6 +78,8 @@ def batch(data: dict[str, np.ndarray], rng: np.random.Generator, size: int) -> d
 
 
 PRESSED = 0.5  # a gripper action below -PRESSED is a close press, above PRESSED an open press (FrankaEnv's 0.5)
+ARM_STATE = 13  # a two-arm state's values per arm, HIL-SERL's keys sorted: gripper_pose (1), tcp_pose, tcp_vel (6 each)
+OPEN = 0.85  # a gripper reading at or above this is open (FrankaEnv's own test before it sends a close)
 MOVING = 0.05  # the expert's translation (of the action's [-1, 1]) below this: it holds the hand still there
 
 
@@ -152,8 +154,9 @@ def open_margins(margins: np.ndarray) -> dict:
 def own_holds(agent, kept: dict[str, np.ndarray], expert: np.ndarray, seed: int) -> dict:
     """The agent on the policy's own holds in a run's kept transitions (`holds`; `expert`: `driven`), per arm with
     a gripper: the policy's own close presses and how their holds ended, its own steps in them, the share of those
-    where it had opened the gripper then (the kept action) and where this agent's grasp critic would open it now,
-    and that critic's margins for opening over staying (`close_margin` with press 1; `open_margins`). What the
+    where it had opened the gripper then (the kept action) and where this agent's grasp critic would open it now
+    (of two arms': and with the other arm's gripper open, a drop instead of a hand-over: `open_other_open`), and
+    that critic's margins for opening over staying (`close_margin` with press 1; `open_margins`). What the
     demos' states cannot tell: whether the critic lets go at the policy's own states."""
     import jax
 
@@ -168,15 +171,24 @@ def own_holds(agent, kept: dict[str, np.ndarray], expert: np.ndarray, seed: int)
     for index, (_, gripper) in enumerate(arms):
         mask, ends = holds(kept["actions"], kept["dones"], expert, gripper)
         digit = best // 3 ** (len(arms) - 1 - index) % 3  # this gripper's choice: 2 opens (the env's +1)
+        opens = digit[mask] == 2
+        drops = opens & other_open(kept["observations"][mask], index, len(arms)) if len(arms) == 2 else None
         out[f"own/arm{index}"] = {
             "presses": sum(ends.values()),
             "ended": ends,
             "steps": int(mask.sum()),
             "opened_then": round(float((kept["actions"][mask, gripper] > PRESSED).mean()), 3) if mask.any() else None,
-            "grasp_open": round(float((digit[mask] == 2).mean()), 3) if mask.any() else None,
+            "grasp_open": round(float(opens.mean()), 3) if mask.any() else None,
+            "open_other_open": round(float(drops.mean()), 3) if mask.any() and drops is not None else None,
             **open_margins(close_margin(grasp_qs, index, len(arms), 1)[mask]),
         }
     return out
+
+
+def other_open(states: np.ndarray, arm: int, arms: int) -> np.ndarray:
+    """Per two-arm state, whether the gripper of the arm other than `arm` reads open: an open of `arm`'s gripper
+    there lets go of the object instead of handing it over."""
+    return states[..., ARM_STATE * (arms - 1 - arm)].reshape(len(states)) >= OPEN
 
 
 def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:

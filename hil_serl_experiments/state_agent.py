@@ -43,7 +43,7 @@ target (`BoundedTarget`, mixed in as ClippedGraspCritic is), `demo_bc_weight` an
 expert's actions to the actor's and the grasp critic's losses on the demo half of each batch (`DemoLosses`: TD3+BC's
 term and DQfD's large margin; `demo_grasp_balanced` weighs the margin's rare expert choices as its common one),
 `target_entropy_anneal` moves SAC's target entropy linearly to a final value between two learner steps
-(`AnnealedEntropy`).
+(`AnnealedEntropy`), `grasp_cql_weight` adds CQL's conservative term to the grasp critic's loss (`ConservativeGrasp`).
 `composed` makes the agent class from HIL-SERL's and the mixins a run asks for.
 
 `pace` holds train_rlpd.py's learner to at most N critic updates per transition the actors send (the TrainConfig's
@@ -206,6 +206,22 @@ class DemoLosses(GraspChoice):
         return loss + margin, {**info, "demo_grasp_margin_loss": margin}
 
 
+class ConservativeGrasp(GraspChoice):
+    """The grasp critic's loss plus `grasp_cql_weight` (the config's key) times CQL(H)'s term for discrete choices
+    (Kumar et al., 2020), over the whole batch: the mean of logsumexp over choices of Q(s, .) less Q(s, the batch's
+    choice). A choice the buffer seldom makes at a state (an open while the policy carries the object: 3 % of its
+    own hold steps in object_handover_state's run 16) is pushed below the ones it makes, instead of left to the
+    network's extrapolation, which the gripper's argmax picks whenever it overshoots. Mixed in before an agent class
+    (and before ClippedGraspCritic: on the members' mean, what the gripper acts on)."""
+
+    def grasp_critic_loss_fn(self, batch, params, rng):
+        loss, info = super().grasp_critic_loss_fn(batch, params, rng)
+        qs = self.forward_grasp_critic(batch["observations"], rng=rng, grad_params=params)
+        taken = jnp.take_along_axis(qs, self.grasp_choice(batch["actions"])[:, None], axis=-1)[:, 0]
+        conservative = jnp.mean(jax.nn.logsumexp(qs, axis=-1) - taken)
+        return loss + self.config["grasp_cql_weight"] * conservative, {**info, "grasp_cql_loss": conservative}
+
+
 class BoundedTarget:
     """SAC's critics with their target's next values at most `critic_target_max` (the config's key): the target
     r + discount * mask * min(next Qs) then stays within the task's returns (1: a sparse reward of 1 at the episode's
@@ -297,6 +313,7 @@ def make_sac_state_agent(
     demo_grasp_margin=None,
     demo_grasp_balanced=False,
     target_entropy_anneal=None,
+    grasp_cql_weight=None,
     updates_per_step=1,
     kind="make_sac_pixel_agent",
     **create_kwargs,
@@ -309,7 +326,8 @@ def make_sac_state_agent(
     `demo_grasp_margin` (DemoLosses; None: HIL-SERL's), the margin's mean balanced over the expert's choices with
     `demo_grasp_balanced`, SAC's target entropy moved to `target_entropy_anneal`'s final value between its first
     and last learner step (AnnealedEntropy, [first, last, final]; the agent updates `updates_per_step` times per
-    learner step, the TrainConfig's cta_ratio; None: HIL-SERL's fixed target), `create_kwargs` to the class's
+    learner step, the TrainConfig's cta_ratio; None: HIL-SERL's fixed target), CQL's term in the grasp critic's loss
+    at `grasp_cql_weight` (ConservativeGrasp; None: HIL-SERL's), `create_kwargs` to the class's
     `create` (its optimizers' learning rates, soft_target_update_rate, critic_subsample_size, ...)."""
     agent_class, policy_dim, grasp_outputs = AGENT_KINDS[kind]
     if grasp_critic_ensemble_size < 1:
@@ -330,6 +348,10 @@ def make_sac_state_agent(
         raise ValueError(
             f"demo_grasp_balanced {demo_grasp_balanced!r}: true or false, true only with a demo_grasp_margin"
         )
+    if grasp_cql_weight is not None and not (math.isfinite(grasp_cql_weight) and grasp_cql_weight > 0):
+        raise ValueError(f"grasp_cql_weight {grasp_cql_weight}: a positive weight, or None for HIL-SERL's loss")
+    if grasp_cql_weight is not None and not grasp_outputs:
+        raise ValueError(f"grasp_cql_weight: {agent_class.__name__} has no grasp critic")
     if target_entropy_anneal is not None:
         first, last, final = target_entropy_anneal  # a wrong length raises here
         if not (0 <= first < last and math.isfinite(last) and math.isfinite(final)):
@@ -366,6 +388,7 @@ def make_sac_state_agent(
         networks["grasp_critic_def"] = grasp_critic(name="grasp_critic")
     mixins = (
         *([DemoLosses] if demo_bc_weight is not None or demo_grasp_margin is not None else []),
+        *([ConservativeGrasp] if grasp_cql_weight is not None else []),
         *([BoundedTarget] if critic_target_max is not None else []),
         *([ClippedGraspCritic] if grasp_critic_ensemble_size > 1 else []),
         *([AnnealedEntropy] if target_entropy_anneal is not None else []),
@@ -386,7 +409,7 @@ def make_sac_state_agent(
         **{"critic_subsample_size": None, **create_kwargs},
     )
     extra = {"critic_target_max": critic_target_max, "demo_bc_weight": demo_bc_weight,
-             "demo_grasp_margin": demo_grasp_margin}  # fmt: skip
+             "demo_grasp_margin": demo_grasp_margin, "grasp_cql_weight": grasp_cql_weight}  # fmt: skip
     extra = {k: v if v is None else float(v) for k, v in extra.items()}
     extra |= {"demo_grasp_balanced": demo_grasp_balanced, "target_entropy_anneal": target_entropy_anneal}
     return agent.replace(config={**agent.config, **extra})

@@ -98,6 +98,7 @@ def test_imitation_sets_the_policy_beside_the_experts_demos_per_arm_and_phase():
     assert left["steps"] == 19 and left["opened_then"] == round(1 / 19, 3) and 0.0 <= left["grasp_open"] <= 1.0, left
     assert abs(left["open_margin_median"]) < 1e3, left
     assert 0.0 <= left["open_by_0.1"] <= left["open_by_0.05"] <= 1.0, left
+    assert 0.0 <= left["open_other_open"] <= left["grasp_open"], left  # a drop: an open with the other hand open
     assert right == {"presses": 0, "ended": {"opened": 0, "expert": 0, "episode_end": 0}, "steps": 0,
-                     "opened_then": None, "grasp_open": None, "open_margin_median": None,
-                     "open_by_0.05": None, "open_by_0.1": None}, right  # fmt: skip
+                     "opened_then": None, "grasp_open": None, "open_other_open": None,
+                     "open_margin_median": None, "open_by_0.05": None, "open_by_0.1": None}, right  # fmt: skip

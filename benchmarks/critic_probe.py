@@ -17,7 +17,8 @@ stand-ins that HIL-SERL's experiment configs need, the run's `--agent` and `--tr
 of the state's representation without a new run. Record of its uses: benchmarks/learning/ablation/usb-critic-probe.json.
 
 After training, with the expert's demos (`--demos`), it sets the trained agent beside them as `--checkpoint` does
-(`imitation`, below): what the values it learned offline would make the policy and the grasp critic do there.
+(`imitation`, below), and on the policy's own holds among the run's kept transitions (`own_holds`): what the values
+it learned offline would make the policy and the grasp critic do there.
 
 `--checkpoint STEP` trains nothing: it restores the run's learner checkpoint STEP and sets the agent beside the
 expert on the states of the expert's demos (`imitation`): per arm and phase (before the expert's first close, its
@@ -191,6 +192,16 @@ def other_open(states: np.ndarray, arm: int, arms: int) -> np.ndarray:
     return states[..., ARM_STATE * (arms - 1 - arm)].reshape(len(states)) >= OPEN
 
 
+def kept_holds(agent, run: Path, scale: dict[int, float], seed: int) -> dict:
+    """`own_holds` on the transitions the run at `run` kept (buffer/, and demo_buffer/ to tell the expert's steps),
+    as `scaled`; {} where it kept none."""
+    found = {kind: sorted((run / kind).glob("*.pkl")) for kind in ("buffer", "demo_buffer")}
+    if not all(found.values()):
+        return {}
+    kept = scaled(transitions(found["buffer"]), scale)
+    return own_holds(agent, kept, driven(kept, scaled(transitions(found["demo_buffer"]), scale)), seed)
+
+
 def imitation(agent, data: dict[str, np.ndarray], seed: int) -> dict:
     """The agent on the states of the expert's demos `data`, beside the expert's actions there (see the module's
     docstring): per arm and phase, the steps, the median cosine of the policy's (mode) hand translation with the
@@ -291,11 +302,7 @@ def main() -> None:
 
         state = checkpoints.restore_checkpoint(str(args.run.resolve()), agent.state, step=args.checkpoint)
         figures = imitation(agent.replace(state=state), demo, args.seed)
-        found = {kind: sorted((args.run / kind).glob("*.pkl")) for kind in ("buffer", "demo_buffer")}
-        if all(found.values()):  # and on the policy's own holds among the run's kept transitions
-            kept = scaled(transitions(found["buffer"]), scale)
-            expert = driven(kept, scaled(transitions(found["demo_buffer"]), scale))
-            figures.update(own_holds(agent.replace(state=state), kept, expert, args.seed))
+        figures.update(kept_holds(agent.replace(state=state), args.run, scale, args.seed))
         print(json.dumps(figures), flush=True)
         if args.record:
             record = {"run": str(args.run), "exp": args.exp, "checkpoint": args.checkpoint, "agent":
@@ -328,7 +335,8 @@ def main() -> None:
             figures.append(row)
             print(json.dumps(row), flush=True)
     # the trained agent beside the expert's own demos, as --checkpoint sets a run's checkpoint there
-    final = imitation(agent, scaled(transitions(args.demos), scale), args.seed) if args.demos else None
+    final = imitation(agent, scaled(transitions(args.demos), scale), args.seed) if args.demos else {}
+    final = {**final, **kept_holds(agent, args.run, scale, args.seed)} or None
     if final:
         print(json.dumps({"step": args.steps, "imitation": final}), flush=True)
     if args.record:

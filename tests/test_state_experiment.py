@@ -218,14 +218,16 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
     probe = run["probe"]
     assert probe["exp"] == "usb_pickup_insertion_state" and [f["step"] for f in probe["figures"]] == [1, 2, 3, 4]
     assert all(math.isfinite(f["predicted_qs"]) and math.isfinite(f["predicted_grasp_qs"]) for f in probe["figures"])
-    # then the trained agent beside the demos' states, per phase of the gripper
+    # then the trained agent beside the demos' states, per phase of the gripper, and on the policy's own hold (below)
     rows = probe["imitation"]
-    assert sorted(rows) == ["arm0/carry", "arm0/close", "arm0/pick"] and sum(r["steps"] for r in rows.values()) > 0
-    assert all(math.isfinite(r["close_margin_median"]) for r in rows.values() if r["steps"]), rows
+    assert sorted(rows) == ["arm0/carry", "arm0/close", "arm0/pick", "own/arm0"], rows
+    phases = [r for name, r in rows.items() if name.startswith("arm0/")]
+    assert sum(r["steps"] for r in phases) > 0 and all(math.isfinite(r["close_margin_median"]) for r in phases), rows
+    assert rows["own/arm0"]["presses"] == 1 and rows["own/arm0"]["steps"] == 3, rows
     # the probe step with --probe-checkpoint: the saved checkpoint beside the demos, and on the policy's own hold among
     # the kept transitions (closed by the policy at step 0, its steps 1-3, then the expert driving)
     restored = run["probe_checkpoint"]
-    assert restored["checkpoint"] == 300 and sorted(restored["imitation"]) == [*sorted(rows), "own/arm0"], restored
+    assert restored["checkpoint"] == 300 and sorted(restored["imitation"]) == sorted(rows), restored
     own = restored["imitation"]["own/arm0"]
     assert own["presses"] == 1 and own["ended"]["expert"] == 1 and own["steps"] == 3, own
     assert own["opened_then"] == 0.0 and math.isfinite(own["open_margin_median"]), own

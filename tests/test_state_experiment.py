@@ -222,7 +222,8 @@ def test_the_learned_gripper_config_gives_the_sticks_privileged_pose_and_the_hyb
     rows = probe["imitation"]
     assert sorted(rows) == ["arm0/carry", "arm0/close", "arm0/pick", "own/arm0"], rows
     phases = [r for name, r in rows.items() if name.startswith("arm0/")]
-    assert sum(r["steps"] for r in phases) > 0 and all(math.isfinite(r["close_margin_median"]) for r in phases), rows
+    assert sum(r["steps"] for r in phases) > 0, rows
+    assert all(math.isfinite(r["close_margin_median"]) for r in phases if r["steps"]), rows
     assert rows["own/arm0"]["presses"] == 1 and rows["own/arm0"]["steps"] == 3, rows
     # the probe step with --probe-checkpoint: the saved checkpoint beside the demos, and on the policy's own hold among
     # the kept transitions (closed by the policy at step 0, its steps 1-3, then the expert driving)

@@ -177,6 +177,18 @@ def made_up_batch(rng, dim, size, B=16, grippers=(), penalties=()):
     return frozen_dict.freeze(batch)
 
 
+def joint_choice(actions, grippers):  # the grippers' joint grasp choice by hand: each -1/0/1 a base-3 digit
+    choice = np.zeros(len(actions), int)
+    for gripper in grippers:
+        choice = choice * 3 + np.round(np.asarray(actions)[:, gripper]).astype(int) + 1
+    return choice
+
+
+def grasp_values(agent, params, observations):  # the grasp critic's raw values per choice (an ensemble's members' mean)
+    raw = np.asarray(agent.state.apply_fn({"params": params}, observations, name="grasp_critic"))
+    return raw.mean(axis=0) if raw.ndim == 3 else raw
+
+
 def refusal(make, **kwargs):  # the message of the ValueError with which make(**kwargs) refuses, or ""
     try:
         make(**kwargs)

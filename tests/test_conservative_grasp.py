@@ -33,11 +33,8 @@ for kind, dim, grippers, extra in (("make_sac_pixel_agent_hybrid_single_arm", 25
     batch = made_up_batch(rng, dim, size, B, grippers, penalties=[0.0, -0.02])
     key = jax.random.PRNGKey(2)
     params = agent.state.params
-    raw = np.asarray(agent.state.apply_fn({"params": params}, batch["observations"], name="grasp_critic"))
-    qs = raw.mean(axis=0) if raw.ndim == 3 else raw
-    choice = np.zeros(B, int)
-    for gripper in grippers:
-        choice = choice * 3 + np.round(np.asarray(batch["actions"])[:, gripper]).astype(int) + 1
+    qs = grasp_values(agent, params, batch["observations"])
+    choice = joint_choice(batch["actions"], grippers)
     top = qs.max(axis=-1)
     by_hand = C * float((top + np.log(np.exp(qs - top[:, None]).sum(axis=-1)) - qs[np.arange(B), choice]).mean())
     grasp_loss = lambda a: float(a.grasp_critic_loss_fn(batch, params, key)[0])
@@ -48,8 +45,7 @@ for kind, dim, grippers, extra in (("make_sac_pixel_agent_hybrid_single_arm", 25
                                 "grasp_penalty": np.zeros(B, np.float32)})
     for _ in range(200):
         agent, update = agent.update(quiet)
-    raw = np.asarray(agent.state.apply_fn({"params": agent.state.params}, batch["observations"], name="grasp_critic"))
-    ranked = (raw.mean(axis=0) if raw.ndim == 3 else raw).argmax(axis=-1)
+    ranked = grasp_values(agent, agent.state.params, batch["observations"]).argmax(axis=-1)
     maker = lambda **kw: state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), **kw)
     refused = [refusal(maker, kind="make_sac_pixel_agent", grasp_cql_weight=C),
                refusal(maker, kind=kind, grasp_cql_weight=0.0), refusal(maker, kind=kind, grasp_cql_weight=-1.0),

@@ -41,11 +41,8 @@ for kind, dim, grippers, extra in (("make_sac_pixel_agent_hybrid_single_arm", 25
     mode = np.asarray(agent.forward_policy(demo, rng=key, grad_params=params).mode())
     actor = [float(agent.policy_loss_fn(batch, params, key)[0] - plain.policy_loss_fn(batch, params, key)[0]),
              W * float(((mode - arm) ** 2).mean())]
-    raw = np.asarray(agent.state.apply_fn({"params": params}, demo, name="grasp_critic"))
-    qs = raw.mean(axis=0) if raw.ndim == 3 else raw
-    choice = np.zeros(B // 2, int)
-    for gripper in grippers:
-        choice = choice * 3 + np.round(np.asarray(batch["actions"])[B // 2:, gripper]).astype(int) + 1
+    qs = grasp_values(agent, params, demo)
+    choice = joint_choice(np.asarray(batch["actions"])[B // 2:], grippers)
     expert = np.eye(qs.shape[-1])[choice]
     rows = (qs + M * (1 - expert)).max(axis=-1) - (qs * expert).sum(axis=-1)
     grasp_loss = lambda a: float(a.grasp_critic_loss_fn(batch, params, key)[0])
@@ -56,8 +53,7 @@ for kind, dim, grippers, extra in (("make_sac_pixel_agent_hybrid_single_arm", 25
                [int(n) for n in np.bincount(choice)]]
     for _ in range(300):
         agent, update = agent.update(batch)
-    raw = np.asarray(agent.state.apply_fn({"params": agent.state.params}, demo, name="grasp_critic"))
-    ranked = (raw.mean(axis=0) if raw.ndim == 3 else raw).argmax(axis=-1)
+    ranked = grasp_values(agent, agent.state.params, demo).argmax(axis=-1)
     maker = lambda **kw: state_agent.make_sac_state_agent(0, sample, np.zeros(size, np.float32), **kw)
     refused = [refusal(maker, kind="make_sac_pixel_agent", demo_grasp_margin=M),
                refusal(maker, kind=kind, demo_bc_weight=0.0), refusal(maker, kind=kind, demo_grasp_margin=-1.0),

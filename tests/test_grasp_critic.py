@@ -29,7 +29,6 @@ for kind, dim, grippers in (("make_sac_pixel_agent_hybrid_single_arm", 25, [6]),
                                              grasp_critic_ensemble_size=3, discount=0.9)
     B = 16
     batch = made_up_batch(rng, dim, size, B, grippers, penalties=[0.0, -0.02])
-    actions = batch["actions"]
     agent, _ = agent.update(batch)  # the target apart from the online networks
     agent, _ = agent.update(batch)
     raw = lambda params, obs: np.asarray(agent.state.apply_fn({"params": params}, obs, name="grasp_critic"))
@@ -40,9 +39,7 @@ for kind, dim, grippers in (("make_sac_pixel_agent_hybrid_single_arm", 25, [6]),
     best = online_next.mean(axis=0).argmax(axis=-1)
     target = (batch["rewards"] + batch["grasp_penalty"]
               + 0.9 * batch["masks"] * target_next[:, rows, best].min(axis=0))
-    choice = np.zeros(B, int)
-    for gripper in grippers:
-        choice = choice * 3 + np.round(actions[:, gripper]).astype(int) + 1
+    choice = joint_choice(batch["actions"], grippers)
     loss, info = agent.grasp_critic_loss_fn(batch, agent.state.params, jax.random.PRNGKey(0))
     members = jax.tree_util.tree_leaves(agent.state.params["modules_grasp_critic"])
     for _ in range(20):

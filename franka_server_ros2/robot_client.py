@@ -303,7 +303,7 @@ class FrankaRosClient(Node):
             key = (*(raw[t][-1][1] for t in STAMPED_TOPICS), jacobian[1])  # nothing new: the same answer
             if self._cached is not None and all(a is b for a, b in zip(key, self._cache_key, strict=True)):
                 return self._cached
-            match = self._match(raw)
+            match = self._match(raw, fresh_since=time.time() - self.settings.state_timeout)
             if match is not None:
                 stamp, parts = match
                 snapshot = self._assemble(stamp, received, parts, jacobian[1])
@@ -316,13 +316,16 @@ class FrankaRosClient(Node):
             "one robot?)"
         )
 
-    def _match(self, raw: dict[str, list[tuple[float, bytes]]]) -> tuple[float, dict] | None:
+    def _match(self, raw: dict[str, list[tuple[float, bytes]]], fresh_since: float) -> tuple[float, dict] | None:
         """The newest tick all stamped topics have (usually every topic's newest message): (stamp, messages).
-        Stamps are read from the serialized messages; only the four of the tick found are deserialized."""
+        Stamps are read from the serialized messages; only the four of the tick found are deserialized. A tick whose
+        joint_states arrived before `fresh_since` is stale however near its stamp: a simulator starved of CPU goes
+        quiet with its clock stopped, and its first tick after, half published, must not make the one before it
+        (the stale state the request waited past) an answer with a fresh age."""
         stamped = {t: [(header_stamp(data), data) for _, data in reversed(raw[t])] for t in STAMPED_TOPICS}
         newest = stamp_seconds(*stamped["joint_states"][0][0])
-        for stamp, data in stamped["joint_states"]:
-            if stamp_seconds(*stamp) < newest - MATCH_WINDOW:
+        for (stamp, data), (arrived, _) in zip(stamped["joint_states"], reversed(raw["joint_states"]), strict=True):
+            if stamp_seconds(*stamp) < newest - MATCH_WINDOW or arrived < fresh_since:
                 return None
             found = {t: next((d for s, d in stamped[t] if s == stamp), None) for t in STAMPED_TOPICS[1:]}
             if all(d is not None for d in found.values()):

@@ -288,8 +288,8 @@ class FrankaRosClient(Node):
                 jacobian = self._jacobian.newest()
             if not all(raw.values()) or jacobian is None:
                 raise RobotUnavailable("no robot state received yet (is the robot or simulator running?)")
-            received = raw["joint_states"][-1][0]
-            age = time.time() - received
+            received, now = raw["joint_states"][-1][0], time.time()
+            age = now - received
             if age > self.settings.state_timeout:
                 if time.monotonic() < wait_until:
                     time.sleep(STALE_POLL)
@@ -303,7 +303,7 @@ class FrankaRosClient(Node):
             key = (*(raw[t][-1][1] for t in STAMPED_TOPICS), jacobian[1])  # nothing new: the same answer
             if self._cached is not None and all(a is b for a, b in zip(key, self._cache_key, strict=True)):
                 return self._cached
-            match = self._match(raw, fresh_since=time.time() - self.settings.state_timeout)
+            match = self._match(raw, fresh_since=now - self.settings.state_timeout)
             if match is not None:
                 stamp, parts = match
                 snapshot = self._assemble(stamp, received, parts, jacobian[1])
